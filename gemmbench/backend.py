@@ -1,0 +1,108 @@
+"""What the benchmark needs from a device: the contract GPU and CPU both keep.
+
+Every GEMM here is row-major ``C = alpha * A @ B + beta * C`` with A of shape
+M x K, B of shape K x N and C of shape M x N, all float32. With ``beta == 0``
+C is never read (BLAS semantics), so it may hold anything, NaN included.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+import numpy as np
+
+from .ladder import KernelSpec, Params
+
+# gemm(alpha, beta): run the kernel once on the backend's buffers. On the GPU
+# this only enqueues the launch; measure() and get_c() synchronise.
+Gemm = Callable[[float, float], None]
+
+
+class SkipKernel(Exception):
+    """A kernel that cannot run here (missing tool, shape it cannot take...).
+
+    Raised by Backend.prepare; the message is shown in the table as the reason.
+    """
+
+
+@dataclass(frozen=True)
+class Shape:
+    M: int
+    N: int
+    K: int
+
+    @property
+    def flops(self) -> int:
+        return 2 * self.M * self.N * self.K
+
+    def __str__(self) -> str:
+        return f"{self.M}x{self.N}x{self.K}"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When to stop sampling: at max_samples, or once max_seconds of samples
+    are in and at least min_samples were taken. Warm-up runs for warmup_seconds
+    (at least one call) before any sample."""
+
+    warmup_seconds: float = 0.05
+    min_samples: int = 10
+    max_samples: int = 200
+    max_seconds: float = 1.0
+
+
+@dataclass
+class Problem:
+    """Seeded random inputs for one shape, kept on the host."""
+
+    shape: Shape
+    seed: int
+    A: np.ndarray
+    B: np.ndarray
+    C0: np.ndarray  # the C that the beta != 0 verification starts from
+
+    @classmethod
+    def random(cls, shape: Shape, seed: int = 0) -> "Problem":
+        rng = np.random.default_rng(seed)
+        # uniform(-1, 1): both signs, so cancellation happens as in real data
+        def draw(rows, cols):
+            return rng.uniform(-1.0, 1.0, size=(rows, cols)).astype(np.float32)
+        return cls(shape, seed, draw(shape.M, shape.K), draw(shape.K, shape.N), draw(shape.M, shape.N))
+
+
+class Backend(Protocol):
+    """A device that runs one ladder.
+
+    Lifecycle per shape: load(problem) once, then for each kernel
+    prepare(spec) -> gemm, verification through set_c/gemm/get_c, then
+    measure(gemm, ...).
+    """
+
+    device: str  # "gpu" or "cpu"
+    last_measure_notes: dict  # set by measure(): facts about the last timing
+
+    def environment(self) -> dict:
+        """Machine facts for the table header and the saved record (JSON-safe)."""
+
+    def load(self, problem: Problem) -> None:
+        """Copy the problem's A and B into this backend's buffers and allocate C."""
+
+    def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
+        """Compile/build (cached) and return the callable; raise SkipKernel if it cannot run."""
+
+    def set_c(self, c: np.ndarray) -> None:
+        """Overwrite C on the device with this host array."""
+
+    def get_c(self) -> np.ndarray:
+        """Wait for queued work and return C as a host float32 array."""
+
+    def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
+                flush_l2: bool = False) -> list[float]:
+        """Warm up, then return raw per-call times in seconds."""
+
+    def threads_for(self, spec: KernelSpec) -> int | None:
+        """CPU threads the rung runs with (None on the GPU)."""
+
+    def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+        """(A @ B, |A| @ |B|) in float64, for verification."""

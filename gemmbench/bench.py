@@ -1,0 +1,98 @@
+"""Run a plan: for each shape, each kernel is verified, then timed.
+
+Verification runs twice before any timing: with beta = 0 over a C filled with
+NaN (every element must be written, C must not be read), and with alpha =
+0.75, beta = -1.5 over a random C (the epilogue). Timing uses alpha = 1,
+beta = 0, the common case, for every kernel and baseline alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .backend import Backend, Budget, Problem, Shape, SkipKernel
+from .ladder import KernelSpec, Params
+from .results import KernelResult
+from .verify import check, combine
+
+VERIFY_ALPHA, VERIFY_BETA = 0.75, -1.5
+TIMED_ALPHA, TIMED_BETA = 1.0, 0.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of a plan: a kernel on the backend that runs it."""
+
+    backend: Backend
+    spec: KernelSpec
+    params: Params | None = None
+
+
+@dataclass
+class Plan:
+    entries: list[Entry]
+    shapes: list[Shape]
+    seed: int = 0
+    budget: Budget = field(default_factory=Budget)
+    flush_l2: bool = False
+
+    @property
+    def steps(self) -> int:
+        return len(self.entries) * len(self.shapes)
+
+
+def verify_kernel(backend: Backend, gemm, problem: Problem, ref, absref, precision: str):
+    """Both verification passes; returns the worst outcome."""
+    K = problem.shape.K
+    backend.set_c(np.full((problem.shape.M, problem.shape.N), np.nan, np.float32))
+    gemm(1.0, 0.0)
+    write_only = check(backend.get_c(), ref, absref, K, precision=precision)
+    backend.set_c(problem.C0)
+    gemm(VERIFY_ALPHA, VERIFY_BETA)
+    epilogue = check(backend.get_c(), ref, absref, K, alpha=VERIFY_ALPHA, beta=VERIFY_BETA,
+                     C0=problem.C0, precision=precision)
+    return combine(write_only, epilogue)
+
+
+def run_entry(entry: Entry, problem: Problem, ref, absref, plan: Plan) -> KernelResult:
+    spec, backend = entry.spec, entry.backend
+    result = KernelResult(backend.device, spec.id, spec.name, spec.precision, problem.shape, "skip",
+                          params=dict(entry.params or spec.params), threads=backend.threads_for(spec))
+    try:
+        gemm = backend.prepare(spec, entry.params)
+    except SkipKernel as exc:
+        result.reason = str(exc)
+        return result
+    try:
+        result.verification = verify_kernel(backend, gemm, problem, ref, absref, spec.precision)
+        if not result.verification.passed:
+            result.status = "fail"
+            result.reason = "wrong result" if not result.verification.nonfinite else \
+                f"{result.verification.nonfinite} non-finite or unwritten elements"
+            return result
+        samples = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, plan.budget, plan.flush_l2)
+        result.samples, result.notes, result.status = samples, dict(backend.last_measure_notes), "pass"
+    except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool
+        result.status = "fail"
+        result.reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    return result
+
+
+def run_plan(plan: Plan, on_result: Callable[[KernelResult], None]) -> list[KernelResult]:
+    """Run every entry at every shape; ``on_result`` sees each result as it lands
+    (the CLI saves there, so an interrupted sweep keeps what it finished)."""
+    results = []
+    backends = list({id(e.backend): e.backend for e in plan.entries}.values())
+    for shape in plan.shapes:
+        problem = Problem.random(shape, plan.seed)
+        for backend in backends:
+            backend.load(problem)
+        ref, absref = backends[0].reference(problem)
+        for entry in plan.entries:
+            result = run_entry(entry, problem, ref, absref, plan)
+            results.append(result)
+            on_result(result)
+    return results

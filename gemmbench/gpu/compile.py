@@ -1,0 +1,67 @@
+"""CUDA source -> loaded module, through pycuda's SourceModule, cached.
+
+Sources include ``common.cuh`` textually here rather than through nvcc: pycuda
+hashes plain source for its cache but preprocesses (runs nvcc) whenever the
+text holds an ``#include``, which would cost a second per rung even when
+cached. Tests compile the very same text with nvcc (see nvcc_options).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from ..ladder import KernelSpec, Params
+from ..sources import source_dir
+
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+# Options every rung is built with, on top of its -D defines and -arch.
+BASE_OPTIONS = ("-O3", "-lineinfo")
+
+
+def expand_source(spec: KernelSpec) -> str:
+    """The rung's source with local ``#include "..."`` lines inlined (once each)."""
+    root = source_dir("cuda_src")
+    seen: set[str] = set()
+
+    def inline(path: Path) -> str:
+        def replace(match: re.Match) -> str:
+            name = match.group(1)
+            if name in seen:
+                return ""
+            seen.add(name)
+            return inline(root / name)
+        return _INCLUDE.sub(replace, path.read_text())
+
+    return inline(root / spec.source)
+
+
+def nvcc_options(spec: KernelSpec, params: Params | None = None) -> list[str]:
+    """The options handed to nvcc (besides -arch), identical in tool and tests."""
+    return [*BASE_OPTIONS, *spec.defines(params)]
+
+
+def arch_for(compute_capability: tuple[int, int]) -> str:
+    return "sm_%d%d" % compute_capability
+
+
+def cache_dir() -> str:
+    import platformdirs  # a pycuda dependency, so present wherever this runs
+    path = Path(platformdirs.user_cache_dir("gemmbench")) / "cubin"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+@lru_cache(maxsize=None)
+def _load(source: str, options: tuple[str, ...], arch: str):
+    from pycuda.compiler import SourceModule
+    return SourceModule(source, options=list(options), arch=arch, no_extern_c=True,
+                        cache_dir=cache_dir())
+
+
+def load_function(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None = None):
+    """Compile (or fetch from cache) the rung and return its entry function."""
+    module = _load(expand_source(spec), tuple(nvcc_options(spec, params)), arch_for(compute_capability))
+    return module.get_function(spec.entry)

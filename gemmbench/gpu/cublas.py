@@ -1,0 +1,112 @@
+"""cuBLAS through scikit-cuda, quietly, with row-major wrappers.
+
+scikit-cuda 0.5.3 looks only for the unversioned ``libcublas.so`` and
+``libcudart.so`` (or sonames up to CUDA 10.1), and warns while it imports. Here
+the import is silenced, and when its own search fails the libraries are looked
+up where CUDA installs put them (CUDA_HOME, /usr/local/cuda, the nvidia-*
+wheels) and handed to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import glob
+import io
+import os
+import sys
+import warnings
+from functools import lru_cache
+
+
+class CublasUnavailable(Exception):
+    """scikit-cuda or libcublas could not be loaded; message says what to do."""
+
+
+def _candidate_dirs() -> list[str]:
+    dirs = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            dirs.append(os.path.join(os.environ[var], "lib64"))
+    dirs += ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu"]
+    for entry in sys.path:  # the nvidia-cublas / nvidia-cuda-runtime wheels
+        dirs += glob.glob(os.path.join(entry, "nvidia", "*", "lib"))
+    return dirs
+
+
+def _find_library(stem: str) -> str | None:
+    """Newest-looking lib<stem>.so* in the usual CUDA places."""
+    for folder in _candidate_dirs():
+        hits = sorted(glob.glob(os.path.join(folder, f"lib{stem}.so*")), key=len)
+        if hits:
+            return hits[0]
+    return None
+
+
+@contextlib.contextmanager
+def _resolved_cuda_libraries():
+    """Let scikit-cuda's LoadLibrary('libcublas.so') find a versioned library."""
+    found = {f"lib{stem}.so": _find_library(stem) for stem in ("cublas", "cudart")}
+    original = ctypes.cdll.LoadLibrary
+
+    def load(name, *args, **kwargs):
+        try:
+            return original(name, *args, **kwargs)
+        except OSError:
+            if found.get(name):
+                return original(found[name], *args, **kwargs)
+            raise
+
+    ctypes.cdll.LoadLibrary = load
+    try:
+        yield
+    finally:
+        ctypes.cdll.LoadLibrary = original
+
+
+@lru_cache(maxsize=None)
+def skcuda_cublas():
+    """The skcuda.cublas module, imported without its warnings and chatter."""
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()), _resolved_cuda_libraries():
+            warnings.simplefilter("ignore")
+            from skcuda import cublas
+    except ImportError:
+        raise CublasUnavailable("scikit-cuda is not installed: pip install 'gemmbench[cuda]'") from None
+    except OSError as exc:
+        raise CublasUnavailable(
+            f"scikit-cuda could not load libcublas ({exc}): install the CUDA toolkit or "
+            "'pip install nvidia-cublas nvidia-cuda-runtime', or add the folder holding "
+            "libcublas.so to LD_LIBRARY_PATH") from None
+    return cublas
+
+
+class Cublas:
+    """A cuBLAS handle bound to a stream, with row-major GEMM calls.
+
+    Row-major C = A @ B is column-major C^T = B^T @ A^T, so the operands swap
+    and no transpose is needed.
+    """
+
+    def __init__(self, stream=None):
+        self.lib = skcuda_cublas()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.handle = self.lib.cublasCreate()
+        if stream is not None:
+            self.lib.cublasSetStream(self.handle, stream.handle)
+
+    @property
+    def version(self) -> str:
+        v = self.lib.cublasGetVersion(self.handle)
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}" if v >= 10000 else f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+
+    def sgemm(self, M: int, N: int, K: int, alpha: float, A, B, beta: float, C) -> None:
+        self.lib.cublasSgemm(self.handle, "n", "n", N, M, K, alpha, int(B), N, int(A), K, beta, int(C), N)
+
+    def dgemm(self, M: int, N: int, K: int, alpha: float, A, B, beta: float, C) -> None:
+        self.lib.cublasDgemm(self.handle, "n", "n", N, M, K, alpha, int(B), N, int(A), K, beta, int(C), N)
+
+    def close(self) -> None:
+        self.lib.cublasDestroy(self.handle)

@@ -1,0 +1,158 @@
+"""The CUDA device: context, properties, peak FP32 rate and clocks.
+
+Everything here imports pycuda lazily so that the CPU ladder, the CLI and the
+tests work on machines without CUDA.
+"""
+
+from __future__ import annotations
+
+import atexit
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+class GpuUnavailable(Exception):
+    """No usable CUDA GPU (pycuda missing, no driver, no device); message says why."""
+
+
+# FP32 lanes per SM by compute capability (CUDA C Programming Guide,
+# "Arithmetic Instructions" throughput table).
+_FP32_LANES = {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128,
+               (9, 0): 128, (10, 0): 128, (12, 0): 128}
+
+
+def fp32_lanes_per_sm(cc: tuple[int, int]) -> int:
+    return _FP32_LANES.get(cc, 128)
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    name: str
+    compute_capability: tuple[int, int]
+    sm_count: int
+    max_sm_clock_mhz: float
+    l2_bytes: int
+    memory_bytes: int
+    driver_version: str
+    cuda_driver_api: str  # CUDA version the driver supports
+    cuda_toolkit: str  # CUDA version pycuda was built with
+
+    @property
+    def peak_fp32_flops(self) -> float:
+        """SMs x FP32 lanes x 2 (an FMA is two flops) x max SM clock."""
+        return self.sm_count * fp32_lanes_per_sm(self.compute_capability) * 2 * self.max_sm_clock_mhz * 1e6
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "compute_capability": "%d.%d" % self.compute_capability,
+            "sm_count": self.sm_count,
+            "max_sm_clock_mhz": self.max_sm_clock_mhz,
+            "l2_bytes": self.l2_bytes,
+            "memory_bytes": self.memory_bytes,
+            "driver_version": self.driver_version,
+            "cuda_driver_api": self.cuda_driver_api,
+            "cuda_toolkit": self.cuda_toolkit,
+            "peak_fp32_tflops": self.peak_fp32_flops / 1e12,
+        }
+
+
+def _version(v: int) -> str:
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+@lru_cache(maxsize=None)
+def open_device(ordinal: int = 0):
+    """Retain and push the device's primary context (the one the CUDA runtime,
+    and so cuBLAS, uses too); return (pycuda.driver, device). Cached: one
+    context per process."""
+    try:
+        import pycuda.driver as cuda
+    except ImportError as exc:
+        raise GpuUnavailable(f"pycuda is not installed ({exc.name}): pip install 'gemmbench[cuda]'") from None
+    try:
+        cuda.init()
+        if cuda.Device.count() <= ordinal:
+            raise GpuUnavailable("no CUDA device found")
+        device = cuda.Device(ordinal)
+        context = device.retain_primary_context()
+        context.push()
+    except cuda.Error as exc:
+        raise GpuUnavailable(f"CUDA driver: {exc}") from None
+    atexit.register(context.pop)
+    return cuda, device
+
+
+def gpu_info(ordinal: int = 0) -> GpuInfo:
+    cuda, device = open_device(ordinal)
+    attr = cuda.device_attribute
+    return GpuInfo(
+        name=device.name(),
+        compute_capability=device.compute_capability(),
+        sm_count=device.get_attribute(attr.MULTIPROCESSOR_COUNT),
+        max_sm_clock_mhz=device.get_attribute(attr.CLOCK_RATE) / 1000.0,
+        l2_bytes=device.get_attribute(attr.L2_CACHE_SIZE),
+        memory_bytes=device.total_memory(),
+        driver_version=_nvml_driver() or _version(cuda.get_driver_version()),
+        cuda_driver_api=_version(cuda.get_driver_version()),
+        cuda_toolkit=".".join(map(str, cuda.get_version()[:2])),
+    )
+
+
+def free_memory() -> int:
+    cuda, _ = open_device()
+    return cuda.mem_get_info()[0]
+
+
+# --- NVML: clocks and throttling. Optional (nvidia-ml-py). -------------------
+
+@lru_cache(maxsize=None)
+def _nvml_handle(ordinal: int = 0):
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(ordinal)
+    except Exception:
+        return None
+
+
+def _nvml_driver() -> str | None:
+    nvml = _nvml_handle()
+    if nvml is None:
+        return None
+    version = nvml[0].nvmlSystemGetDriverVersion()
+    return version.decode() if isinstance(version, bytes) else version
+
+
+def sm_clock_now() -> dict:
+    """The SM clock and any throttle reasons right now (empty without NVML).
+
+    Reasons that merely say the GPU is idle or obeying the application clock
+    setting are left out; what remains (power, thermal...) depresses numbers.
+    """
+    nvml = _nvml_handle()
+    if nvml is None:
+        return {}
+    pynvml, handle = nvml
+    out = {"sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)}
+    try:
+        reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
+    except AttributeError:
+        reasons = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
+    except Exception:
+        return out
+    harmless = {"GpuIdle", "ApplicationsClocksSetting", "None"}
+    names = [name[len("nvmlClocksThrottleReason"):] for name in dir(pynvml)
+             if name.startswith("nvmlClocksThrottleReason") and isinstance(getattr(pynvml, name), int)]
+    out["throttle"] = sorted(n for n in names if n not in harmless and n != "All"
+                             and getattr(pynvml, "nvmlClocksThrottleReason" + n) & reasons)
+    return out
+
+
+def nvcc_version() -> str | None:
+    try:
+        text = subprocess.run(["nvcc", "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return text.strip().splitlines()[-1] if text.strip() else None

@@ -1,0 +1,106 @@
+"""GPU timing with CUDA events, launches queued behind a blocking kernel.
+
+A Python launch costs 15-30 us on the host, more than a 128^3 GEMM takes on
+the GPU, so timing launch by launch would measure Python. Instead a one-thread
+kernel spins on a host-mapped flag; while it holds the stream, the start
+event, the launches and the stop events are enqueued; then the flag is
+released and the GPU runs them back to back. The events see GPU time only.
+
+Each sample is one event pair around ``repeats`` back-to-back calls (enough
+for about 20 us, so event resolution stays negligible), divided by repeats.
+With ``flush_l2`` every sample is one call preceded, outside the events, by a
+write of twice the L2 size, so each call starts with a cold cache.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..backend import Budget, Gemm
+from ..timing import sample, warm_up
+from .device import open_device
+
+_BLOCKER_SOURCE = r"""
+extern "C" __global__ void block_stream(volatile int* flag, unsigned long long timeout_ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (flag[0] == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > timeout_ns) { flag[1] = 1; break; }  // host never released us
+    }
+}
+"""
+
+# The driver's launch queue holds about a thousand entries; stay far below it
+# so enqueueing never blocks while the blocker holds the stream (a deadlock).
+_MAX_QUEUED = 512
+_BLOCK_TIMEOUT_NS = 2_000_000_000
+_TARGET_SAMPLE_SECONDS = 20e-6
+
+
+class EventTimer:
+    """Times callables on one stream; owns the blocker, events and flush buffer."""
+
+    def __init__(self, stream, compute_capability: tuple[int, int], l2_bytes: int):
+        from ..gpu.compile import arch_for, cache_dir
+        cuda, _ = open_device()
+        from pycuda.compiler import SourceModule
+        self.cuda = cuda
+        self.stream = stream
+        module = SourceModule(_BLOCKER_SOURCE, no_extern_c=True, arch=arch_for(compute_capability),
+                              cache_dir=cache_dir())
+        self.blocker = module.get_function("block_stream")
+        self.blocker.prepare("PQ")
+        self.flag = cuda.pagelocked_zeros(2, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+        self.flag_device = np.intp(self.flag.base.get_device_pointer())
+        self.flush_words = max(2 * l2_bytes // 4, 1)
+        self._flush_buffer = None
+        self._events = []
+
+    def _event_pairs(self, n: int):
+        while len(self._events) < n:
+            self._events.append((self.cuda.Event(), self.cuda.Event()))
+        return self._events[:n]
+
+    def flush_l2(self) -> None:
+        if self._flush_buffer is None:
+            self._flush_buffer = self.cuda.mem_alloc(self.flush_words * 4)
+        self.cuda.memset_d32_async(self._flush_buffer, 0, self.flush_words, self.stream)
+
+    def _take(self, gemm: Gemm, alpha: float, beta: float, n: int, repeats: int, flush: bool) -> list[float]:
+        """Enqueue n samples behind the blocker, release it, return seconds per call."""
+        pairs = self._event_pairs(n)
+        self.flag[:] = 0
+        self.blocker.prepared_async_call((1, 1, 1), (1, 1, 1), self.stream, self.flag_device,
+                                         np.uint64(_BLOCK_TIMEOUT_NS))
+        for start, stop in pairs:
+            if flush:
+                self.flush_l2()
+            start.record(self.stream)
+            for _ in range(repeats):
+                gemm(alpha, beta)
+            stop.record(self.stream)
+        self.flag[0] = 1
+        self.stream.synchronize()
+        if self.flag[1]:
+            raise TimeoutError("launches were not queued before the blocking kernel timed out")
+        return [stop.time_since(start) / 1e3 / repeats for start, stop in pairs]
+
+    def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
+        """Warm up, then sample. Returns (samples in seconds, calls per sample)."""
+        per_call = warm_up(lambda: gemm(alpha, beta), self.stream.synchronize, budget.warmup_seconds)
+        repeats = 1 if flush_l2 else max(1, math.ceil(_TARGET_SAMPLE_SECONDS / per_call))
+        state = {"chunk": max(1, _MAX_QUEUED // (repeats + 3))}
+
+        def take(n: int) -> list[float]:
+            while True:
+                try:
+                    return self._take(gemm, alpha, beta, min(n, state["chunk"]), repeats, flush_l2)
+                except TimeoutError:
+                    if state["chunk"] == 1:
+                        raise
+                    state["chunk"] = max(1, state["chunk"] // 2)  # the host enqueued too slowly
+
+        return sample(take, budget, per_call, max_chunk=state["chunk"]), repeats

@@ -1,0 +1,213 @@
+"""The ladder: one KernelSpec record per rung, GPU and CPU.
+
+A record holds everything a ``switch`` over rung ids would otherwise scatter:
+where the source lives, its compile-time parameters and the constraints that
+make them valid, the launch geometry, the precision class and a one-line
+summary of what changed from the previous rung. Adding a rung is one source
+file plus one record here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+Params = Mapping[str, int]
+Dim3 = tuple[int, int, int]
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _no_constraint(p: Params) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """One rung of a ladder.
+
+    ``source`` is a file name in ``cuda_src/`` (GPU) or ``cpu_src/`` (CPU);
+    ``None`` marks the library baseline (cuBLAS / OpenBLAS), which is rung 0.
+    ``block`` and ``grid`` give the CUDA launch geometry as functions of
+    (params) and (M, N, K, params). ``check`` returns the reason a parameter
+    combination is invalid, or None; ``search_space`` lists the values a tuner
+    may try for each parameter.
+    """
+
+    id: int
+    name: str
+    device: str  # "gpu" or "cpu"
+    summary: str
+    source: str | None = None
+    entry: str = "sgemm"
+    params: Params = field(default_factory=dict)
+    search_space: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    check: Callable[[Params], str | None] = _no_constraint
+    constraints: str = ""
+    block: Callable[[Params], Dim3] | None = None
+    grid: Callable[[int, int, int, Params], Dim3] | None = None
+    precision: str = "fp32"  # fp32 | tf32 | 3xtf32
+    min_cc: tuple[int, int] = (7, 0)
+    multithreaded: bool = False  # CPU rungs: uses all cores by default
+    cflags: tuple[str, ...] = ()  # CPU rungs: extra compiler flags
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.source is None
+
+    def defines(self, params: Params | None = None) -> list[str]:
+        """The ``-D`` options that carry compile-time parameters."""
+        p = self.params if params is None else params
+        return [f"-D{k}={v}" for k, v in sorted(p.items())]
+
+    def invalid_reason(self, params: Params | None = None) -> str | None:
+        return self.check(self.params if params is None else params)
+
+
+# --------------------------------------------------------------------------
+# GPU ladder
+# --------------------------------------------------------------------------
+
+def _tile_grid(bm: str, bn: str):
+    """Grid for kernels whose block computes a BM x BN tile of C: x over N, y over M."""
+    return lambda M, N, K, p: (ceil_div(N, p[bn]), ceil_div(M, p[bm]), 1)
+
+
+def _threads(p: Params) -> Dim3:
+    return (p["NUM_THREADS"], 1, 1)
+
+
+def _blocktile_threads(p: Params) -> Dim3:
+    return (p["BM"] * p["BN"] // (p["TM"] * p["TN"]), 1, 1)
+
+
+def _check_blocktile(p: Params) -> str | None:
+    """Constraints of the 2-D blocktiling family (rungs 5-9)."""
+    threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    if p["BM"] % p["TM"] or p["BN"] % p["TN"]:
+        return "BM must be a multiple of TM and BN of TN"
+    if threads % 32 or not 64 <= threads <= 1024:
+        return f"{threads} threads: need a multiple of 32 between 64 and 1024"
+    if (p["BM"] * p["BK"]) % (4 * threads) or (p["BN"] * p["BK"]) % (4 * threads):
+        return "each thread must load a whole number of float4s of the A and B tiles"
+    if p["BK"] % 4 or p["TN"] % 4:
+        return "BK and TN must be multiples of 4 (float4 access)"
+    smem = 4 * p["BK"] * (p["BM"] + p["BN"])
+    if smem > 48 * 1024:
+        return f"{smem} bytes of static shared memory exceed 48 KiB"
+    return None
+
+
+def _check_warptile(p: Params) -> str | None:
+    """Constraints of the warptiling family (rungs 10-11)."""
+    warps = p["NUM_THREADS"] // 32
+    if p["NUM_THREADS"] % 32:
+        return "NUM_THREADS must be a multiple of 32"
+    if p["BM"] % p["WM"] or p["BN"] % p["WN"]:
+        return "BM must be a multiple of WM and BN of WN"
+    if (p["BM"] // p["WM"]) * (p["BN"] // p["WN"]) != warps:
+        return "the warptiles must cover the blocktile exactly, one per warp"
+    wsub_n = p["WN"] // p["WNITER"]
+    if p["WN"] % p["WNITER"] or wsub_n % p["TN"]:
+        return "WN/WNITER must be a multiple of TN"
+    wmiter = (p["WM"] * p["WN"]) // (32 * p["TM"] * p["TN"] * p["WNITER"])
+    if wmiter < 1 or p["WM"] % wmiter or (p["WM"] // wmiter) % p["TM"]:
+        return "a warp's 32 threads must tile its warptile in TM x TN pieces"
+    if (wsub_n // p["TN"]) * ((p["WM"] // wmiter) // p["TM"]) != 32:
+        return "a warp subtile must hold exactly 32 thread tiles"
+    if (p["BM"] * p["BK"]) % (4 * p["NUM_THREADS"]) or (p["BN"] * p["BK"]) % (4 * p["NUM_THREADS"]):
+        return "each thread must load a whole number of float4s of the A and B tiles"
+    if p["TM"] % 4 or p["TN"] % 4 or p["BK"] % 4:
+        return "TM, TN and BK must be multiples of 4 (float4 access)"
+    return None
+
+
+_BLOCKTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
+                    "TM": [4, 8, 16], "TN": [4, 8, 16]}
+_WARPTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
+                   "WM": [32, 64, 128], "WN": [32, 64, 128], "WNITER": [1, 2, 4],
+                   "TM": [4, 8], "TN": [4, 8], "NUM_THREADS": [128, 256]}
+
+_BLOCKTILE = dict(block=_blocktile_threads, grid=_tile_grid("BM", "BN"), check=_check_blocktile,
+                  constraints="threads=BM*BN/(TM*TN) in 64..1024; float4 tile loads; smem <= 48 KiB")
+_WARPTILE = dict(block=_threads, grid=_tile_grid("BM", "BN"), check=_check_warptile,
+                 constraints="warps tile BMxBN in WMxWN warptiles; 32 TMxTN thread tiles per warp subtile")
+
+GPU_LADDER: tuple[KernelSpec, ...] = (
+    KernelSpec(0, "cuBLAS", "gpu", "the library baseline: cublasSgemm through scikit-cuda"),
+    KernelSpec(1, "naive", "gpu", "one thread per element of C; neighbouring threads walk down a column",
+               source="01_naive.cu", params={"BLOCK": 32},
+               block=lambda p: (p["BLOCK"], p["BLOCK"], 1),
+               grid=lambda M, N, K, p: (ceil_div(M, p["BLOCK"]), ceil_div(N, p["BLOCK"]), 1)),
+    KernelSpec(2, "gmem coalescing", "gpu", "neighbouring threads take neighbouring columns, so warps read B and write C coalesced",
+               source="02_coalesced.cu", params={"BLOCK": 32},
+               block=lambda p: (p["BLOCK"] * p["BLOCK"], 1, 1), grid=_tile_grid("BLOCK", "BLOCK")),
+    KernelSpec(3, "smem blocking", "gpu", "32x32 tiles of A and B staged in shared memory and reused 32 times",
+               source="03_smem_blocking.cu", params={"BLOCK": 32},
+               block=lambda p: (p["BLOCK"] * p["BLOCK"], 1, 1), grid=_tile_grid("BLOCK", "BLOCK")),
+    KernelSpec(4, "1D blocktiling", "gpu", "each thread computes a column of TM results, reusing each B value TM times",
+               source="04_blocktiling_1d.cu", params={"BM": 64, "BN": 64, "BK": 8, "TM": 8},
+               block=lambda p: (p["BM"] * p["BN"] // p["TM"], 1, 1), grid=_tile_grid("BM", "BN"),
+               constraints="BM*BK == BN*BK == threads (one element per thread per load)"),
+    KernelSpec(5, "2D blocktiling", "gpu", "each thread computes a TMxTN tile from register-cached A and B fragments",
+               source="05_blocktiling_2d.cu", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+               **_BLOCKTILE),
+    KernelSpec(6, "vectorized", "gpu", "float4 global loads and stores; A stored transposed in shared memory",
+               source="06_vectorized.cu", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+               **_BLOCKTILE),
+    KernelSpec(7, "bank conflicts (linearize)", "gpu", "B tile re-laid out in shared memory so a warp's loads hit distinct banks",
+               source="07_bank_linearize.cu", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+               **_BLOCKTILE),
+    KernelSpec(8, "bank conflicts (padding)", "gpu", "shared-memory rows padded so transposed stores spread over banks",
+               source="08_bank_padding.cu", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
+               **_BLOCKTILE),
+    KernelSpec(9, "autotuned", "gpu", "rung 6's kernel with tile sizes as compile-time defines, picked by a search",
+               source="09_autotuned.cu", params={"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
+               search_space=_BLOCKTILE_SPACE, **_BLOCKTILE),
+    KernelSpec(10, "warptiling", "gpu", "a warp owns a WMxWN subtile, so its shared-memory reads stay in one bank pattern and registers are reused",
+               source="10_warptiling.cu",
+               params={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "WNITER": 4, "TM": 8, "TN": 4, "NUM_THREADS": 128},
+               search_space=_WARPTILE_SPACE, **_WARPTILE),
+    KernelSpec(11, "double buffering", "gpu", "two shared-memory buffers and two register fragments: the next tile loads while this one computes",
+               source="11_double_buffering.cu",
+               params={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "WNITER": 4, "TM": 8, "TN": 4, "NUM_THREADS": 128},
+               search_space=_WARPTILE_SPACE, **_WARPTILE),
+)
+
+
+# --------------------------------------------------------------------------
+# CPU ladder
+# --------------------------------------------------------------------------
+
+CPU_LADDER: tuple[KernelSpec, ...] = (
+    KernelSpec(0, "OpenBLAS", "cpu", "the library baseline: numpy float32 matmul"),
+    KernelSpec(1, "naive", "cpu", "the i-j-k triple loop: B walked down a column, one cache line per multiply",
+               source="01_naive.c"),
+    KernelSpec(2, "loop reorder", "cpu", "i-k-j order: the inner loop streams rows of B and C, so it vectorises",
+               source="02_loop_reorder.c"),
+    KernelSpec(3, "1D tiling", "cpu", "K split in tiles so a block of B rows stays in cache across rows of A",
+               source="03_tiling_1d.c"),
+    KernelSpec(4, "2D cache blocking", "cpu", "M, N and K blocked so each block of A, B and C fits in L1/L2",
+               source="04_cache_blocking.c"),
+    KernelSpec(5, "packed micro-kernel", "cpu", "A and B packed into panels; a register-blocked FMA micro-kernel",
+               source="05_packed_microkernel.c"),
+    KernelSpec(6, "multithreaded", "cpu", "rung 5 with the N loop split across cores (OpenMP)",
+               source="06_multithreaded.c", multithreaded=True, cflags=("-fopenmp",)),
+)
+
+LADDERS = {"gpu": GPU_LADDER, "cpu": CPU_LADDER}
+
+
+def ladder(device: str) -> tuple[KernelSpec, ...]:
+    return LADDERS[device]
+
+
+def get_spec(device: str, kernel_id: int) -> KernelSpec:
+    """The rung with this id; raises KeyError with the valid ids."""
+    for spec in LADDERS[device]:
+        if spec.id == kernel_id:
+            return spec
+    ids = ", ".join(str(s.id) for s in LADDERS[device])
+    raise KeyError(f"no {device.upper()} rung {kernel_id} (valid: {ids})")

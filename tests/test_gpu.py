@@ -1,0 +1,90 @@
+"""GPU tests: every rung against the FP64 reference, the timer, the cache.
+
+Marked ``gpu``: they skip cleanly where pycuda or a CUDA device is missing.
+"""
+
+import numpy as np
+import pytest
+
+from gemmbench import cli
+from gemmbench.backend import Budget, Problem, Shape
+from gemmbench.bench import verify_kernel
+from gemmbench.ladder import GPU_LADDER
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(17, 33, 65), Shape(127, 255, 511), Shape(1000, 1000, 1000),
+          Shape(513, 1025, 257), Shape(4096, 4096, 4096), Shape(3, 4099, 2), Shape(4099, 3, 37)]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from gemmbench.gpu.backend import GpuBackend
+    return GpuBackend()
+
+
+@pytest.fixture(scope="module", params=SHAPES, ids=str)
+def loaded(request, gpu):
+    problem = Problem.random(request.param, seed=11)
+    gpu.load(problem)
+    ref, absref = gpu.reference(problem)
+    return problem, ref, absref
+
+
+@pytest.mark.parametrize("spec", GPU_LADDER, ids=lambda s: f"rung{s.id}")
+def test_rung_matches_fp64_reference(gpu, loaded, spec):
+    problem, ref, absref = loaded
+    gemm = gpu.prepare(spec)
+    v = verify_kernel(gpu, gemm, problem, ref, absref, spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
+def test_reference_agrees_with_numpy(gpu):
+    problem = Problem.random(Shape(65, 33, 129), seed=2)
+    gpu.load(problem)
+    ref, absref = gpu.reference(problem)
+    a, b = problem.A.astype(np.float64), problem.B.astype(np.float64)
+    np.testing.assert_allclose(ref, a @ b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(absref, np.abs(a) @ np.abs(b), rtol=1e-12)
+
+
+def test_timer_returns_raw_samples_within_budget(gpu):
+    problem = Problem.random(Shape(256, 256, 256), seed=0)
+    gpu.load(problem)
+    gemm = gpu.prepare(GPU_LADDER[5])
+    samples = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 40, 0.01))
+    assert 5 <= len(samples) <= 40 and all(s > 0 for s in samples)
+    cold = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 5, 0.0), flush_l2=True)
+    assert len(cold) == 5 and gpu.last_measure_notes["calls_per_sample"] == 1
+
+
+def test_second_load_compiles_nothing(gpu, monkeypatch):
+    import pycuda.compiler
+    from gemmbench.gpu import compile as kernels
+    spec = GPU_LADDER[10]
+    kernels.load_function(spec, gpu.info.compute_capability)  # compiled or cached
+    kernels._load.cache_clear()
+
+    def no_nvcc(*args, **kwargs):
+        raise AssertionError(f"nvcc ran: {args}")
+    monkeypatch.setattr(pycuda.compiler, "call_capture_output", no_nvcc)
+    assert kernels.load_function(spec, gpu.info.compute_capability) is not None
+
+
+def test_shape_too_large_is_exit_2(capsys):
+    code = cli.main(["run", "-i", "1", "--device", "gpu", "-m", "300000", "-n", "300000", "-k", "300000",
+                     "--no-save"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "GiB" in err
+
+
+def test_run_command_on_gpu(capsys, tmp_path):
+    code = cli.main(["run", "-i", "10", "--device", "gpu", "-m", "257", "-n", "129", "-k", "65",
+                     "--budget", "0.01", "--json", "--results-dir", str(tmp_path)])
+    import json
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert [r["kernel_id"] for r in data["results"]] == [0, 10]
+    assert all(r["status"] == "pass" for r in data["results"])
+    assert data["environment"]["gpu"]["sm_count"] > 0

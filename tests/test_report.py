@@ -1,0 +1,70 @@
+import math
+
+from rich.console import Console
+
+from gemmbench.backend import Shape
+from gemmbench.ladder import CPU_LADDER, GPU_LADDER
+from gemmbench.report import (format_time, ladder_rows, result_columns, result_rows, results_table,
+                              sweep_rows, to_csv, to_markdown)
+from gemmbench.results import KernelResult, RunRecord
+from gemmbench.verify import Verification
+
+
+def kr(kid, median, shape=Shape(128, 128, 128), status="pass", reason=None, err=2e-7, device="gpu"):
+    return KernelResult(device, kid, "cuBLAS" if kid == 0 else f"rung{kid}", "fp32", shape, status, reason,
+                        verification=Verification(err, 1e-5, 0) if status != "skip" else None,
+                        samples=[median] * 3 if status == "pass" else [])
+
+
+def gpu_record(results, command="compare"):
+    env = {"gpu": {"name": "Test GPU", "compute_capability": "9.0", "sm_count": 132, "peak_fp32_tflops": 66.9,
+                   "max_sm_clock_mhz": 1980.0, "driver_version": "580", "cuda_driver_api": "13.0"},
+           "cublas": "13.0.0", "sm_clock_mhz": 1980}
+    return RunRecord(command, "gpu", {"seed": 0}, env, results)
+
+
+def render(table) -> str:
+    console = Console(width=200, record=True)
+    console.print(table)
+    return console.export_text()
+
+
+def test_format_time():
+    assert format_time(2.5e-6) == "2.5 us"
+    assert format_time(0.0123) == "12.3 ms"
+    assert format_time(None) == "-" and format_time(math.nan) == "-"
+
+
+def test_result_rows_show_percent_and_status():
+    rec = gpu_record([kr(0, 1e-5), kr(10, 2e-5), kr(11, 0, status="fail", reason="wrong result", err=0.5),
+                      kr(3, 0, status="skip", reason="needs sm_90")])
+    cols = result_columns(rec)
+    rows = {r[0]: dict(zip(cols, r)) for r in result_rows(rec)}
+    assert rows["10"]["% cuBLAS"] == "50.0"
+    assert rows["0"]["GFLOP/s"] == f"{2 * 128 ** 3 / 1e-5 / 1e9:,.1f}"
+    assert rows["11"]["check"] == "FAIL (wrong result)" and rows["11"]["max rel err"] == "5.0e-01"
+    assert rows["3"]["check"] == "SKIP (needs sm_90)"
+    text = render(results_table(rec))
+    assert "rung10" in text and "FAIL" in text and "% FP32 peak" in text
+
+
+def test_sweep_rows_kernels_down_sizes_across():
+    s1, s2 = Shape(128, 128, 128), Shape(256, 256, 256)
+    rec = gpu_record([kr(0, 1e-5, s1), kr(5, 2e-5, s1), kr(0, 4e-5, s2), kr(5, 0, s2, status="fail")], "sizes")
+    header, rows = sweep_rows(rec)
+    assert header == ["kernel", "128", "256"]
+    assert rows[1][0] == "5 rung5" and rows[1][1].endswith("(50%)") and rows[1][2] == "FAIL"
+
+
+def test_markdown_and_csv():
+    header, rows = ["a", "b"], [["1", "x|y"], ["2", "z"]]
+    md = to_markdown(header, rows)
+    assert md.splitlines()[0] == "| a | b |" and "x\\|y" in md
+    assert to_csv(header, rows).splitlines() == ["a,b", "1,x|y", "2,z"]
+
+
+def test_ladder_rows_cover_every_rung():
+    for specs in (GPU_LADDER, CPU_LADDER):
+        header, rows = ladder_rows(specs)
+        assert [r[0] for r in rows] == [str(s.id) for s in specs]
+        assert all(r[2] for r in rows)  # every rung says what changed

@@ -1,0 +1,81 @@
+import numpy as np
+import pytest
+
+from gemmbench.backend import Problem, Shape
+from gemmbench.verify import check, combine, tolerance
+
+
+def _reference(p):
+    a, b = p.A.astype(np.float64), p.B.astype(np.float64)
+    return a @ b, np.abs(a) @ np.abs(b)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return Problem.random(Shape(37, 29, 513), seed=3)
+
+
+def test_float32_matmul_passes(problem):
+    ref, absref = _reference(problem)
+    v = check(problem.A @ problem.B, ref, absref, problem.shape.K)
+    assert v.passed and v.nonfinite == 0
+    assert v.max_rel_error < 1e-6
+
+
+def test_tolerance_grows_with_k():
+    assert tolerance(4096) == pytest.approx(4 * tolerance(256))
+    assert 0 < tolerance(1) < 1e-5
+
+
+def test_dropping_one_term_of_k_fails(problem):
+    """The bug verification exists for: a tile edge that loses one k."""
+    ref, absref = _reference(problem)
+    K = problem.shape.K
+    wrong = problem.A[:, : K - 1] @ problem.B[: K - 1, :]
+    assert not check(wrong, ref, absref, K).passed
+
+
+def test_one_wrong_element_fails(problem):
+    ref, absref = _reference(problem)
+    c = (problem.A @ problem.B).copy()
+    c[5, 7] += 1e-3 * absref[5, 7]
+    v = check(c, ref, absref, problem.shape.K)
+    assert not v.passed and v.max_rel_error == pytest.approx(1e-3, rel=0.05)
+
+
+@pytest.mark.parametrize("poison", [np.nan, np.inf])
+def test_non_finite_output_fails(problem, poison):
+    ref, absref = _reference(problem)
+    c = (problem.A @ problem.B).copy()
+    c[0, 0] = poison
+    v = check(c, ref, absref, problem.shape.K)
+    assert not v.passed and v.nonfinite == 1
+
+
+def test_alpha_beta_epilogue(problem):
+    ref, absref = _reference(problem)
+    alpha, beta = 0.75, -1.5
+    c = alpha * (problem.A @ problem.B) + beta * problem.C0
+    assert check(c, ref, absref, problem.shape.K, alpha=alpha, beta=beta, C0=problem.C0).passed
+    # forgetting beta*C is caught
+    assert not check(alpha * (problem.A @ problem.B), ref, absref, problem.shape.K,
+                     alpha=alpha, beta=beta, C0=problem.C0).passed
+
+
+def test_exact_zero_reference_needs_exact_zero():
+    z = np.zeros((2, 2))
+    assert check(np.zeros((2, 2), np.float32), z, z, 4).passed
+    assert not check(np.full((2, 2), 1e-30, np.float32), z, z, 4).passed
+
+
+def test_combine_keeps_the_worst():
+    a = check(np.ones((1, 1), np.float32), np.ones((1, 1)), np.ones((1, 1)), 1)
+    b = check(np.full((1, 1), np.nan, np.float32), np.ones((1, 1)), np.ones((1, 1)), 1)
+    worst = combine(a, b)
+    assert not worst.passed and worst.nonfinite == 1 and combine(a, a).passed
+
+
+def test_problem_is_seeded():
+    p1, p2 = Problem.random(Shape(3, 4, 5), 7), Problem.random(Shape(3, 4, 5), 7)
+    assert np.array_equal(p1.A, p2.A) and np.array_equal(p1.B, p2.B) and p1.A.dtype == np.float32
+    assert not np.array_equal(p1.A, Problem.random(Shape(3, 4, 5), 8).A)
