@@ -38,6 +38,7 @@ class Plan:
     seed: int = 0
     budget: Budget = field(default_factory=Budget)
     flush_l2: bool = False
+    log: Callable[[str], None] = lambda message: None
 
     @property
     def steps(self) -> int:
@@ -67,12 +68,14 @@ def run_entry(entry: Entry, problem: Problem, ref, absref, plan: Plan) -> Kernel
         result.reason = str(exc)
         return result
     try:
+        plan.log(f"{spec.name} {problem.shape}: verify")
         result.verification = verify_kernel(backend, gemm, problem, ref, absref, spec.precision)
         if not result.verification.passed:
             result.status = "fail"
             result.reason = "wrong result" if not result.verification.nonfinite else \
                 f"{result.verification.nonfinite} non-finite or unwritten elements"
             return result
+        plan.log(f"{spec.name} {problem.shape}: time")
         samples = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, plan.budget, plan.flush_l2)
         result.samples, result.notes, result.status = samples, dict(backend.last_measure_notes), "pass"
     except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool

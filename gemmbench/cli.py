@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -20,6 +21,7 @@ from .report import Reporter
 from .results import RunRecord, new_result_path, save, to_json
 from .sweep import parse_sweep, sweep_shapes
 
+_STARTED = time.perf_counter()
 DEFAULT_SIZE = {"gpu": 4096, "cpu": 1024}
 DEFAULT_BUDGET = {"gpu": Budget(0.05, 10, 200, 0.5), "cpu": Budget(0.2, 3, 50, 2.0)}
 
@@ -82,7 +84,8 @@ class Session:
     def __init__(self, opts: dict, reporter: Reporter):
         self.opts = opts
         self.reporter = reporter
-        self.log = (lambda message: reporter.note(f"  $ {message}")) if opts["verbose"] else None
+        self.log = (lambda message: reporter.note(f"[{time.perf_counter() - _STARTED:6.2f}s] {message}")) \
+            if opts["verbose"] else None
         self.device, self.gpu = self._resolve_device(opts["device"])
         self._cpu = {}
 
@@ -177,6 +180,8 @@ def execute(command: str, session: Session, entries: list[Entry], shapes: list[S
     opts, reporter = session.opts, session.reporter
     session.check_fits(shapes)
     plan = Plan(entries, shapes, opts["seed"], session.budget(), opts["flush_l2"])
+    if session.log:
+        plan.log = session.log
     saved = {k: (str(v) if isinstance(v, Path) else v) for k, v in opts.items()}
     record = RunRecord(command, session.device, saved, session.environment(entries))
     path = None if opts["no_save"] else new_result_path(opts["results_dir"], command, session.device)

@@ -10,6 +10,7 @@ import contextlib
 import csv
 import io
 import math
+import sys
 
 from rich import box
 from rich.console import Console
@@ -210,8 +211,9 @@ class Reporter:
     def __init__(self, fmt: str = "table", quiet: bool = False):
         self.fmt = fmt
         self.quiet = quiet
-        self.out = Console(highlight=False)
-        self.err = Console(stderr=True, highlight=False)
+        # piped output (logs, CI) gets wide lines instead of rich's 80 columns
+        self.out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+        self.err = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 200)
 
     def note(self, message: str) -> None:
         if not self.quiet:

@@ -1,0 +1,26 @@
+// Rung 2 — global-memory coalescing.
+//
+// What changed: only the thread -> element mapping. Consecutive threads of a
+//   warp now take consecutive COLUMNS of one row of C. A warp's B load is then
+//   32 neighbouring floats (one 128-byte transaction instead of 32), its A load
+//   is one element for the whole warp (a broadcast), and its C store is one
+//   contiguous 128-byte write.
+// Bottleneck: still global-memory bandwidth — every FMA loads two floats, and
+//   nothing is reused across threads except through the caches.
+// Tile: a 1-D block of BLOCK*BLOCK threads computes a BLOCK x BLOCK tile of C;
+//   grid.x over N, grid.y over M.
+// Edges: threads outside C simply do nothing.
+#include "common.cuh"
+
+extern "C" __global__ void __launch_bounds__(BLOCK * BLOCK)
+sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
+      float beta, float* __restrict__ C) {
+    const int row = blockIdx.y * BLOCK + threadIdx.x / BLOCK;
+    const int col = blockIdx.x * BLOCK + threadIdx.x % BLOCK;  // neighbours in a warp: neighbouring columns
+    if (row >= M || col >= N) return;
+
+    float acc = 0.0f;
+    for (int k = 0; k < K; ++k)
+        acc += A[(size_t)row * K + k] * B[(size_t)k * N + col];
+    C[(size_t)row * N + col] = gemm_epilogue(acc, alpha, beta, &C[(size_t)row * N + col]);
+}

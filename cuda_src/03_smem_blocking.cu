@@ -1,0 +1,50 @@
+// Rung 3 — shared-memory cache blocking.
+//
+// What changed: the block walks K in BLOCK-wide steps. At each step its
+//   threads cooperatively copy a BLOCK x BLOCK tile of A and one of B into
+//   shared memory (one coalesced element each), synchronise, and every thread
+//   then reads BLOCK values of each tile from shared memory. Each global load
+//   is now reused BLOCK times (by the BLOCK threads of a row or column).
+// Bottleneck: shared-memory traffic — every FMA still needs two shared loads
+//   (As[ty][k] is a broadcast, Bs[k][tx] is conflict-free), so the kernel is
+//   limited by LDS throughput and by the synchronisation per tile.
+// Tile: BLOCK x BLOCK of C per block of BLOCK*BLOCK threads, one element per
+//   thread; grid.x over N, grid.y over M.
+// Edges: tile loads outside A or B write 0 into shared memory (a zero adds
+//   nothing to the dot product), so the FMA loop has no checks; the store is
+//   guarded. Out-of-range threads stay alive because they help load tiles and
+//   must reach every __syncthreads().
+#include "common.cuh"
+
+extern "C" __global__ void __launch_bounds__(BLOCK * BLOCK)
+sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B,
+      float beta, float* __restrict__ C) {
+    __shared__ float As[BLOCK][BLOCK];
+    __shared__ float Bs[BLOCK][BLOCK];
+
+    const int ty = threadIdx.x / BLOCK;  // row inside the tile
+    const int tx = threadIdx.x % BLOCK;  // column inside the tile: neighbours in a warp
+    const int rowStart = blockIdx.y * BLOCK, colStart = blockIdx.x * BLOCK;
+    const int rowsLeft = M - rowStart, colsLeft = N - colStart;
+
+    // Move the pointers to this block's corner; 64-bit because M*K may exceed 2^31.
+    A += (size_t)rowStart * K;
+    B += colStart;
+    C += (size_t)rowStart * N + colStart;
+
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += BLOCK) {
+        const int kLeft = K - k0;
+        As[ty][tx] = load_guarded(A, K, ty, tx, rowsLeft, kLeft);
+        Bs[ty][tx] = load_guarded(B, N, ty, tx, kLeft, colsLeft);
+        __syncthreads();
+        A += BLOCK;
+        B += (size_t)BLOCK * N;
+
+#pragma unroll
+        for (int k = 0; k < BLOCK; ++k)
+            acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();  // nobody may overwrite the tiles while others still read them
+    }
+    store_guarded(C, N, ty, tx, rowsLeft, colsLeft, acc, alpha, beta);
+}
