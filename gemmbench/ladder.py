@@ -100,6 +100,34 @@ def _check_blocktile(p: Params) -> str | None:
     return None
 
 
+def _register_budget_reason(threads: int, accumulators: int, fragments: int, staged: int,
+                            staged_during_fma: bool) -> str | None:
+    """A rough register count, so a tuner skips shapes that would spill.
+
+    Per thread: the accumulators, the A and B fragments of one k-slice, and the
+    float4s of a tile on their way from global to shared memory, which cost
+    about 1.5 registers per float (the value plus its address). The staged
+    values are live during the FMA loop only when the next tile is prefetched
+    (double buffering); otherwise they are live only next to the accumulators.
+    """
+    staging = 3 * staged // 2
+    need = accumulators + 16 + (fragments + staging if staged_during_fma else max(fragments, staging))
+    budget = min(255, 65536 // threads)
+    if need > budget:
+        return f"about {need} registers per thread needed, {budget} available: it would spill"
+    return None
+
+
+def _check_autotuned(p: Params) -> str | None:
+    """Rung 9: the blocktiling constraints plus a register budget (a tuner explores it)."""
+    reason = _check_blocktile(p)
+    if reason:
+        return reason
+    threads = p["BM"] * p["BN"] // (p["TM"] * p["TN"])
+    return _register_budget_reason(threads, p["TM"] * p["TN"], p["TM"] + p["TN"],
+                                   p["BK"] * (p["BM"] + p["BN"]) // threads, staged_during_fma=False)
+
+
 def _check_warptile(p: Params) -> str | None:
     """Constraints of the warptiling family (rungs 10-11)."""
     warps = p["NUM_THREADS"] // 32
@@ -121,7 +149,24 @@ def _check_warptile(p: Params) -> str | None:
         return "each thread must load a whole number of float4s of the A and B tiles"
     if p["TM"] % 4 or p["TN"] % 4 or p["BK"] % 4:
         return "TM, TN and BK must be multiples of 4 (float4 access)"
-    return None
+    return _warptile_resources_reason(p, buffers=1)
+
+
+def _warptile_resources_reason(p: Params, buffers: int) -> str | None:
+    """Shared memory (per buffer set) and registers of a valid warptile shape."""
+    smem = buffers * 4 * p["BK"] * (p["BM"] + p["BN"])
+    if smem > 48 * 1024:
+        return f"{smem} bytes of static shared memory exceed 48 KiB"
+    wmiter = (p["WM"] * p["WN"]) // (32 * p["TM"] * p["TN"] * p["WNITER"])
+    fragments = buffers * (wmiter * p["TM"] + p["WNITER"] * p["TN"])  # double buffering doubles them too
+    return _register_budget_reason(p["NUM_THREADS"], p["WM"] * p["WN"] // 32, fragments,
+                                   p["BK"] * (p["BM"] + p["BN"]) // p["NUM_THREADS"],
+                                   staged_during_fma=buffers == 2)
+
+
+def _check_double_buffered(p: Params) -> str | None:
+    """Rung 11: the warptiling constraints with two shared buffers and a prefetched tile in registers."""
+    return _check_warptile(p) or _warptile_resources_reason(p, buffers=2)
 
 
 _BLOCKTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
@@ -133,7 +178,8 @@ _WARPTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32]
 _BLOCKTILE = dict(block=_blocktile_threads, grid=_tile_grid("BM", "BN"), check=_check_blocktile,
                   constraints="threads=BM*BN/(TM*TN) in 64..1024; float4 tile loads; smem <= 48 KiB")
 _WARPTILE = dict(block=_threads, grid=_tile_grid("BM", "BN"), check=_check_warptile,
-                 constraints="warps tile BMxBN in WMxWN warptiles; 32 TMxTN thread tiles per warp subtile")
+                 constraints="warps tile BMxBN in WMxWN warptiles; 32 TMxTN thread tiles per warp subtile; "
+                             "smem <= 48 KiB; registers fit without spilling")
 
 GPU_LADDER: tuple[KernelSpec, ...] = (
     KernelSpec(0, "cuBLAS", "gpu", "the library baseline: cublasSgemm through scikit-cuda"),
@@ -165,7 +211,9 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                **_BLOCKTILE),
     KernelSpec(9, "autotuned", "gpu", "rung 6's kernel with tile sizes as compile-time defines, picked by a search",
                source="09_autotuned.cu", params={"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
-               search_space=_BLOCKTILE_SPACE, **_BLOCKTILE),
+               search_space=_BLOCKTILE_SPACE,
+               **{**_BLOCKTILE, "check": _check_autotuned,
+                  "constraints": _BLOCKTILE["constraints"] + "; registers fit without spilling"}),
     KernelSpec(10, "warptiling", "gpu", "a warp owns a WMxWN subtile, so its shared-memory reads stay in one bank pattern and registers are reused",
                source="10_warptiling.cu",
                params={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "WNITER": 4, "TM": 8, "TN": 4, "NUM_THREADS": 128},
@@ -173,7 +221,9 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
     KernelSpec(11, "double buffering", "gpu", "two shared-memory buffers and two register fragments: the next tile loads while this one computes",
                source="11_double_buffering.cu",
                params={"BM": 128, "BN": 128, "BK": 16, "WM": 64, "WN": 64, "WNITER": 4, "TM": 8, "TN": 4, "NUM_THREADS": 128},
-               search_space=_WARPTILE_SPACE, **_WARPTILE),
+               search_space=_WARPTILE_SPACE,
+               **{**_WARPTILE, "check": _check_double_buffered,
+                  "constraints": _WARPTILE["constraints"] + "; two shared buffers within 48 KiB"}),
 )
 
 
