@@ -1,0 +1,254 @@
+"""The CPU backend: the C ladder through ctypes, OpenBLAS through numpy.
+
+Thread policy: with ``threads=None`` the single-core rungs (1-5) and the
+OpenBLAS baseline they are compared with run on one thread, and rung 6 on all
+cores; ``threads=N`` applies to everything. The count is applied through
+threadpoolctl, which sets OpenBLAS's pool and, once a rung that links libgomp
+is loaded, OpenMP's (omp_set_num_threads).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+
+from ..backend import Budget, Gemm, Problem, SkipKernel
+from ..ladder import KernelSpec, Params
+from . import build
+
+# A kernel whose single call is predicted to take longer than this is skipped.
+MAX_CALL_SECONDS = 10.0
+# Below this many FLOPs every rung finishes within seconds: no need to predict.
+_PREDICT_ABOVE_FLOPS = 2e9
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _core_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _last_level_cache_bytes() -> int:
+    sizes = []
+    for index in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        sizes.append(int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text))
+    return max(sizes, default=32 << 20)
+
+
+class _ThreadPools:
+    """The process's BLAS and OpenMP thread pools, through threadpoolctl.
+
+    Pools are process-wide, so this is one object shared by every backend.
+    Setting a limit costs tens of microseconds of ctypes calls, so it is only
+    done when the count changes.
+    """
+
+    def __init__(self):
+        self._controller = None
+        self._applied: int | None = None
+
+    def rescan(self) -> None:
+        """Find the loaded pools again (a new library may have brought libgomp)."""
+        from threadpoolctl import ThreadpoolController
+        self._controller = ThreadpoolController()
+        self._applied = None
+
+    def use(self, n: int) -> None:
+        if n != self._applied:
+            if self._controller is None:
+                self.rescan()
+            self._controller.limit(limits=n)
+            self._applied = n
+
+
+_POOLS = _ThreadPools()
+
+
+class CpuBackend:
+    """Runs the CPU ladder on this machine (see gemmbench.backend.Backend)."""
+
+    device = "cpu"
+
+    def __init__(self, threads: int | None = None, log=None,
+                 max_call_seconds: float = MAX_CALL_SECONDS):
+        if threads is not None and threads < 1:
+            raise ValueError("threads must be >= 1")
+        self.threads = threads
+        self.log = log
+        self.max_call_seconds = max_call_seconds
+        self._flush_buffer: np.ndarray | None = None
+        self.A = self.B = self.C = None
+
+    # ---- threads ---------------------------------------------------------
+
+    def threads_for(self, spec: KernelSpec) -> int:
+        """How many threads this rung runs on (shown in the table)."""
+        if self.threads is not None:
+            return self.threads
+        return _core_count() if spec.multithreaded else 1
+
+    # ---- Backend ---------------------------------------------------------
+
+    def environment(self) -> dict:
+        from threadpoolctl import threadpool_info
+        blas = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+        env = {
+            "device": "cpu",
+            "cpu": _cpu_model(),
+            "cores": _core_count(),
+            "threads": self.threads,  # None: 1 for rungs 0-5, all cores for rung 6
+            "numpy": np.__version__,
+            "blas": [{k: p.get(k) for k in ("internal_api", "version", "architecture",
+                                            "num_threads", "threading_layer", "filepath")}
+                     for p in blas],
+        }
+        try:
+            env["compiler"] = build.compiler_version()
+            env["simd"] = build.simd_level()
+        except build.CompilerNotFound as exc:
+            env["compiler"] = None
+            env["compiler_error"] = str(exc)
+        return env
+
+    def load(self, problem: Problem) -> None:
+        self.A = np.ascontiguousarray(problem.A, dtype=np.float32)
+        self.B = np.ascontiguousarray(problem.B, dtype=np.float32)
+        self.C = np.zeros((problem.shape.M, problem.shape.N), dtype=np.float32)
+
+    def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
+        if self.A is None:
+            raise RuntimeError("load(problem) before prepare(spec)")
+        threads = self.threads_for(spec)
+        if spec.is_baseline:
+            kernel = self._numpy_gemm
+        else:
+            fn = build.load(spec, self.log)
+            if "-fopenmp" in spec.cflags:
+                _POOLS.rescan()  # libgomp is loaded now, so it can be limited
+            _POOLS.use(threads)
+            predicted = self._predict_seconds(fn)
+            if predicted > self.max_call_seconds:
+                raise SkipKernel(f"one call predicted to take {predicted:.0f} s "
+                                 f"(limit {self.max_call_seconds:g} s)")
+            kernel = self._c_gemm(fn)
+
+        def gemm(alpha: float, beta: float) -> None:
+            _POOLS.use(threads)
+            kernel(alpha, beta)
+
+        return gemm
+
+    def set_c(self, c: np.ndarray) -> None:
+        np.copyto(self.C, c, casting="same_kind")
+
+    def get_c(self) -> np.ndarray:
+        return self.C.copy()
+
+    def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
+                flush_l2: bool = False) -> list[float]:
+        """Per-call wall times (time.perf_counter) after a warm-up.
+
+        Stops at budget.max_samples, or once budget.max_seconds are spent and
+        budget.min_samples taken; a rung so slow that min_samples would take
+        more than 10x max_seconds stops at 3 samples instead. With flush_l2,
+        a buffer twice the last-level cache is written (untimed) before each
+        sample, so every call starts with cold caches.
+        """
+        start = time.perf_counter()
+        gemm(alpha, beta)
+        while time.perf_counter() - start < budget.warmup_seconds:
+            gemm(alpha, beta)
+
+        samples: list[float] = []
+        spent = 0.0
+        while len(samples) < budget.max_samples:
+            if flush_l2:
+                self._flush_caches()
+            t0 = time.perf_counter()
+            gemm(alpha, beta)
+            t = time.perf_counter() - t0
+            samples.append(t)
+            spent += t
+            enough = budget.min_samples
+            if samples[0] * budget.min_samples > 10 * budget.max_seconds:
+                enough = min(enough, 3)  # slow rung: 3 samples give a median
+            if spent >= budget.max_seconds and len(samples) >= enough:
+                break
+        return samples
+
+    def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+        _POOLS.use(_core_count())  # float64 BLAS on every core: not timed
+        a = problem.A.astype(np.float64)
+        b = problem.B.astype(np.float64)
+        return a @ b, np.abs(a) @ np.abs(b)
+
+    # ---- internals -------------------------------------------------------
+
+    def _numpy_gemm(self, alpha: float, beta: float) -> None:
+        if alpha == 1.0 and beta == 0.0:
+            np.matmul(self.A, self.B, out=self.C)
+        elif beta == 0.0:
+            np.matmul(self.A, self.B, out=self.C)
+            self.C *= np.float32(alpha)
+        else:
+            self.C[...] = np.float32(alpha) * (self.A @ self.B) + np.float32(beta) * self.C
+
+    def _c_gemm(self, fn):
+        M, K = self.A.shape
+        N = self.B.shape[1]
+        a, b, c = self.A.ctypes.data, self.B.ctypes.data, self.C.ctypes.data
+
+        def kernel(alpha: float, beta: float) -> None:
+            fn(M, N, K, alpha, a, b, beta, c)
+        return kernel
+
+    def _predict_seconds(self, fn) -> float:
+        """One call's time, extrapolated from the first rows of A.
+
+        Every rung's cost grows linearly in M for fixed N and K, so the rung
+        runs on its first m = 1, 2, 4, ... rows (the real N, K and memory
+        layout) and predicts M rows as M/m times that. Fixed per-call work
+        (packing B) makes this an overestimate at small m, so m keeps doubling
+        until the prediction is within the limit, or the rung has run long
+        enough (0.5 s) for its prediction to be trusted. Small problems are not
+        timed at all. Overwrites C.
+        """
+        M, K = self.A.shape
+        N = self.B.shape[1]
+        if 2.0 * M * N * K < _PREDICT_ABOVE_FLOPS:
+            return 0.0
+        a, b, c = self.A.ctypes.data, self.B.ctypes.data, self.C.ctypes.data
+        m = 1
+        while True:
+            t0 = time.perf_counter()
+            fn(m, N, K, 1.0, a, b, 0.0, c)
+            t = time.perf_counter() - t0
+            predicted = t * M / m
+            if m >= M or predicted <= self.max_call_seconds or t > 0.5:
+                return predicted
+            m = min(2 * m, M)
+
+    def _flush_caches(self) -> None:
+        if self._flush_buffer is None:
+            self._flush_buffer = np.zeros(2 * _last_level_cache_bytes() // 8)
+        self._flush_buffer += 1.0

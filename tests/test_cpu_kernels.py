@@ -1,0 +1,117 @@
+"""Every CPU rung, OpenBLAS included, against the float64 reference."""
+
+import numpy as np
+import pytest
+
+from gemmbench.backend import Budget, Problem, Shape, SkipKernel
+from gemmbench.cpu import backend as cpu_backend
+from gemmbench.cpu.backend import CpuBackend
+from gemmbench.ladder import CPU_LADDER
+
+# the issue's shapes, plus shapes that are multiples of no micro-tile or block
+SHAPES = [(1, 1, 1), (7, 13, 5), (63, 65, 67), (257, 129, 511), (13, 37, 300), (29, 33, 17)]
+# (alpha, beta); beta == 0 runs on a NaN-filled C, which must not leak
+SCALARS = [(1.0, 0.0), (-2.5, 0.0), (0.75, -1.5)]
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """One private library cache for the module: each rung compiles once."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("so")))
+        yield
+
+
+def max_scaled_error(c, problem, ref, abs_ref, alpha, beta):
+    c0 = problem.C0.astype(np.float64)
+    want = alpha * ref + (beta * c0 if beta else 0.0)
+    scale = abs(alpha) * abs_ref + (abs(beta) * np.abs(c0) if beta else 0.0)
+    return float(np.max(np.abs(c.astype(np.float64) - want) / scale))
+
+
+def run(backend, spec, problem, alpha, beta):
+    gemm = backend.prepare(spec)
+    backend.set_c(problem.C0 if beta else np.full_like(problem.C0, np.nan))
+    gemm(alpha, beta)
+    return backend.get_c()
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("spec", CPU_LADDER, ids=lambda s: f"rung{s.id}")
+def test_rung_matches_reference(cache, spec, shape):
+    backend = CpuBackend()
+    problem = Problem.random(Shape(*shape), seed=sum(shape))
+    backend.load(problem)
+    ref, abs_ref = backend.reference(problem)
+    tolerance = 2 * shape[2] * 2.0**-24 + 1e-6
+    for alpha, beta in SCALARS:
+        c = run(backend, spec, problem, alpha, beta)
+        assert c.shape == shape[:2] and c.dtype == np.float32
+        assert np.isfinite(c).all(), f"alpha={alpha} beta={beta}: NaN/inf in C"
+        err = max_scaled_error(c, problem, ref, abs_ref, alpha, beta)
+        assert err < tolerance, f"alpha={alpha} beta={beta}: error {err:.3g} >= {tolerance:.3g}"
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_multithreaded_rung_at_other_thread_counts(cache, threads):
+    """Rung 6 splits rows between threads: an odd count must split them correctly too."""
+    spec = CPU_LADDER[6]
+    backend = CpuBackend(threads=threads)
+    problem = Problem.random(Shape(45, 70, 300), seed=3)
+    backend.load(problem)
+    ref, abs_ref = backend.reference(problem)
+    c = run(backend, spec, problem, 1.0, 0.0)
+    assert max_scaled_error(c, problem, ref, abs_ref, 1.0, 0.0) < 2 * 300 * 2.0**-24 + 1e-6
+
+
+def test_thread_policy():
+    default, pinned = CpuBackend(), CpuBackend(threads=3)
+    for spec in CPU_LADDER:
+        assert pinned.threads_for(spec) == 3
+        assert default.threads_for(spec) == (cpu_backend._core_count() if spec.id == 6 else 1)
+
+
+def test_measure_returns_raw_samples(cache):
+    backend = CpuBackend()
+    backend.load(Problem.random(Shape(32, 32, 32)))
+    gemm = backend.prepare(CPU_LADDER[5])
+    budget = Budget(warmup_seconds=0.0, min_samples=5, max_samples=7, max_seconds=1e-3)
+    samples = backend.measure(gemm, 1.0, 0.0, budget)
+    assert 5 <= len(samples) <= 7 and all(t > 0 for t in samples)
+
+
+def test_too_slow_rung_is_skipped_with_predicted_time(cache, monkeypatch):
+    monkeypatch.setattr(cpu_backend, "_PREDICT_ABOVE_FLOPS", 0)
+    backend = CpuBackend(max_call_seconds=1e-12)
+    backend.load(Problem.random(Shape(16, 16, 16)))
+    with pytest.raises(SkipKernel, match=r"predicted to take .* s"):
+        backend.prepare(CPU_LADDER[1])
+
+
+def test_environment_is_json_safe(cache):
+    import json
+    env = CpuBackend().environment()
+    json.dumps(env)
+    assert env["cores"] >= 1 and env["simd"] in ("avx512", "avx2", "portable")
+
+
+X86 = __import__("platform").machine() in ("x86_64", "AMD64")
+
+
+@pytest.mark.skipif(not X86, reason="x86 target flags")
+@pytest.mark.parametrize("flags", [("-mno-avx512f",), ("-mno-avx2", "-mno-avx512f", "-mno-fma")],
+                         ids=["avx2-kernel", "portable-kernel"])
+@pytest.mark.parametrize("rung", [5, 6])
+def test_other_micro_kernels(cache, rung, flags):
+    """The AVX2 and plain-C micro-kernels, which other machines compile to."""
+    import dataclasses
+    spec = dataclasses.replace(CPU_LADDER[rung], cflags=CPU_LADDER[rung].cflags + flags)
+    backend = CpuBackend()
+    for shape in [(7, 13, 5), (61, 70, 300)]:
+        problem = Problem.random(Shape(*shape), seed=5)
+        backend.load(problem)
+        ref, abs_ref = backend.reference(problem)
+        for alpha, beta in SCALARS:
+            c = run(backend, spec, problem, alpha, beta)
+            err = max_scaled_error(c, problem, ref, abs_ref, alpha, beta)
+            assert err < 2 * shape[2] * 2.0**-24 + 1e-6
