@@ -1,5 +1,5 @@
 // Shared by every rung. Inlined textually by gemmbench.gpu.compile (not
-// #included) so that pycuda's compile cache keys on plain source text and a
+// pulled in by the preprocessor) so that pycuda's compile cache keys on plain source text and a
 // cached module loads without running nvcc.
 //
 // Contract of every rung (row-major, C = alpha * A @ B + beta * C):

@@ -16,7 +16,7 @@ import numpy as np
 from .backend import Backend, Budget, Problem, Shape, SkipKernel
 from .ladder import KernelSpec, Params
 from .results import KernelResult
-from .verify import check, combine
+from .verify import Expectation, Verification, combine
 
 VERIFY_ALPHA, VERIFY_BETA = 0.75, -1.5
 TIMED_ALPHA, TIMED_BETA = 1.0, 0.0
@@ -45,20 +45,25 @@ class Plan:
         return len(self.entries) * len(self.shapes)
 
 
-def verify_kernel(backend: Backend, gemm, problem: Problem, ref, absref, precision: str):
-    """Both verification passes; returns the worst outcome."""
+def expectations(problem: Problem, ref: np.ndarray, absref: np.ndarray) -> tuple[Expectation, Expectation]:
+    """The two verification passes, built once per shape."""
     K = problem.shape.K
-    backend.set_c(np.full((problem.shape.M, problem.shape.N), np.nan, np.float32))
-    gemm(1.0, 0.0)
-    write_only = check(backend.get_c(), ref, absref, K, precision=precision)
-    backend.set_c(problem.C0)
-    gemm(VERIFY_ALPHA, VERIFY_BETA)
-    epilogue = check(backend.get_c(), ref, absref, K, alpha=VERIFY_ALPHA, beta=VERIFY_BETA,
-                     C0=problem.C0, precision=precision)
-    return combine(write_only, epilogue)
+    return (Expectation.of(ref, absref, K),
+            Expectation.of(ref, absref, K, VERIFY_ALPHA, VERIFY_BETA, problem.C0))
 
 
-def run_entry(entry: Entry, problem: Problem, ref, absref, plan: Plan) -> KernelResult:
+def verify_kernel(backend: Backend, gemm, passes: tuple[Expectation, ...], precision: str) -> Verification:
+    """Run the kernel once per pass (C reset first); return the worst outcome."""
+    outcomes = []
+    for expect in passes:
+        shape = expect.want.shape
+        backend.set_c(np.full(shape, np.nan, np.float32) if expect.C0 is None else expect.C0)
+        gemm(expect.alpha, expect.beta)
+        outcomes.append(expect.check(backend.get_c(), precision))
+    return combine(*outcomes)
+
+
+def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], plan: Plan) -> KernelResult:
     spec, backend = entry.spec, entry.backend
     result = KernelResult(backend.device, spec.id, spec.name, spec.precision, problem.shape, "skip",
                           params=dict(entry.params or spec.params), threads=backend.threads_for(spec))
@@ -69,7 +74,7 @@ def run_entry(entry: Entry, problem: Problem, ref, absref, plan: Plan) -> Kernel
         return result
     try:
         plan.log(f"{spec.name} {problem.shape}: verify")
-        result.verification = verify_kernel(backend, gemm, problem, ref, absref, spec.precision)
+        result.verification = verify_kernel(backend, gemm, passes, spec.precision)
         if not result.verification.passed:
             result.status = "fail"
             result.reason = "wrong result" if not result.verification.nonfinite else \
@@ -93,9 +98,10 @@ def run_plan(plan: Plan, on_result: Callable[[KernelResult], None]) -> list[Kern
         problem = Problem.random(shape, plan.seed)
         for backend in backends:
             backend.load(problem)
-        ref, absref = backends[0].reference(problem)
+        plan.log(f"reference {shape}")
+        passes = expectations(problem, *backends[0].reference(problem))
         for entry in plan.entries:
-            result = run_entry(entry, problem, ref, absref, plan)
+            result = run_entry(entry, problem, passes, plan)
             results.append(result)
             on_result(result)
     return results

@@ -223,6 +223,7 @@ def cli():
 @_common_options
 def run(kernel_id, m, n, k, **opts):
     """One rung at one shape, beside the library baseline."""
+    opts.update(kernel=kernel_id, m=m, n=n, k=k)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     entries = session.entries([0, kernel_id])
@@ -240,6 +241,7 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
         raise UserError("give either --all or -i, not both")
     if not all_rungs and not kernel_ids:
         raise UserError("nothing to compare: give --all or one or more -i")
+    opts.update(all=all_rungs, kernels=list(kernel_ids), m=m, n=n, k=k)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     ids = [s.id for s in ladder(session.device)] if all_rungs else [0, *kernel_ids]
@@ -257,6 +259,7 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
 @_common_options
 def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
     """A size sweep: GFLOP/s of each kernel at each size."""
+    opts.update(sweep=sweep, kernels=list(kernel_ids), m=m, n=n, k=k, plot=str(plot) if plot else None)
     try:
         shapes = sweep_shapes(parse_sweep(sweep), m, n, k)
     except ValueError as exc:

@@ -95,7 +95,7 @@ def test_compare_all_cpu_json_and_saved_record(capsys, tmp_path):
     assert ids == set(range(7))
     assert all(r["status"] == "pass" for r in data["results"]), [r["reason"] for r in data["results"]]
     assert all(r["samples_s"] and r["verification"]["passed"] for r in data["results"])
-    assert data["device"] == "cpu" and data["options"]["m"] is None or True
+    assert data["device"] == "cpu" and data["options"]["m"] == 33 and data["options"]["all"] is True
     assert len(rows) == len(data["results"])
     saved = list(tmp_path.glob("compare-cpu-*.json"))
     assert len(saved) == 1 and json.loads(saved[0].read_text())["results"] == data["results"]

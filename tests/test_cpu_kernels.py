@@ -7,6 +7,7 @@ from gemmbench.backend import Budget, Problem, Shape, SkipKernel
 from gemmbench.cpu import backend as cpu_backend
 from gemmbench.cpu.backend import CpuBackend
 from gemmbench.ladder import CPU_LADDER
+from gemmbench.verify import Expectation
 
 # the shapes, plus shapes that are multiples of no micro-tile or block
 SHAPES = [(1, 1, 1), (7, 13, 5), (63, 65, 67), (257, 129, 511), (13, 37, 300), (29, 33, 17)]
@@ -20,13 +21,6 @@ def cache(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("so")))
         yield
-
-
-def max_scaled_error(c, problem, ref, abs_ref, alpha, beta):
-    c0 = problem.C0.astype(np.float64)
-    want = alpha * ref + (beta * c0 if beta else 0.0)
-    scale = abs(alpha) * abs_ref + (abs(beta) * np.abs(c0) if beta else 0.0)
-    return float(np.max(np.abs(c.astype(np.float64) - want) / scale))
 
 
 def run(backend, spec, problem, alpha, beta):
@@ -43,13 +37,12 @@ def test_rung_matches_reference(cache, spec, shape):
     problem = Problem.random(Shape(*shape), seed=sum(shape))
     backend.load(problem)
     ref, abs_ref = backend.reference(problem)
-    tolerance = 2 * shape[2] * 2.0**-24 + 1e-6
     for alpha, beta in SCALARS:
         c = run(backend, spec, problem, alpha, beta)
         assert c.shape == shape[:2] and c.dtype == np.float32
-        assert np.isfinite(c).all(), f"alpha={alpha} beta={beta}: NaN/inf in C"
-        err = max_scaled_error(c, problem, ref, abs_ref, alpha, beta)
-        assert err < tolerance, f"alpha={alpha} beta={beta}: error {err:.3g} >= {tolerance:.3g}"
+        v = Expectation.of(ref, abs_ref, shape[2], alpha, beta, problem.C0).check(c)
+        assert v.nonfinite == 0, f"alpha={alpha} beta={beta}: NaN/inf in C"
+        assert v.passed, f"alpha={alpha} beta={beta}: error {v.max_rel_error:.3g} > {v.tolerance:.3g}"
 
 
 @pytest.mark.parametrize("threads", [1, 3])
@@ -61,7 +54,7 @@ def test_multithreaded_rung_at_other_thread_counts(cache, threads):
     backend.load(problem)
     ref, abs_ref = backend.reference(problem)
     c = run(backend, spec, problem, 1.0, 0.0)
-    assert max_scaled_error(c, problem, ref, abs_ref, 1.0, 0.0) < 2 * 300 * 2.0**-24 + 1e-6
+    assert Expectation.of(ref, abs_ref, 300).check(c).passed
 
 
 def test_thread_policy():
@@ -113,5 +106,4 @@ def test_other_micro_kernels(cache, rung, flags):
         ref, abs_ref = backend.reference(problem)
         for alpha, beta in SCALARS:
             c = run(backend, spec, problem, alpha, beta)
-            err = max_scaled_error(c, problem, ref, abs_ref, alpha, beta)
-            assert err < 2 * shape[2] * 2.0**-24 + 1e-6
+            assert Expectation.of(ref, abs_ref, shape[2], alpha, beta, problem.C0).check(c).passed

@@ -24,7 +24,7 @@ def test_rung_compiles(spec, arch, tmp_path):
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "spill" not in done.stderr.lower(), done.stderr  # a spilling rung is a slow rung
-    assert "#include \"" not in src.read_text()  # pycuda must see no local include
+    assert "#include" not in src.read_text()  # else pycuda preprocesses on every cached load
 
 
 @pytest.mark.parametrize("spec", RUNGS, ids=lambda s: f"rung{s.id}")

@@ -8,7 +8,7 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Budget, Problem, Shape
-from gemmbench.bench import verify_kernel
+from gemmbench.bench import expectations, verify_kernel
 from gemmbench.ladder import GPU_LADDER
 
 pytestmark = pytest.mark.gpu
@@ -27,15 +27,13 @@ def gpu():
 def loaded(request, gpu):
     problem = Problem.random(request.param, seed=11)
     gpu.load(problem)
-    ref, absref = gpu.reference(problem)
-    return problem, ref, absref
+    return problem, expectations(problem, *gpu.reference(problem))
 
 
 @pytest.mark.parametrize("spec", GPU_LADDER, ids=lambda s: f"rung{s.id}")
 def test_rung_matches_fp64_reference(gpu, loaded, spec):
-    problem, ref, absref = loaded
-    gemm = gpu.prepare(spec)
-    v = verify_kernel(gpu, gemm, problem, ref, absref, spec.precision)
+    problem, passes = loaded
+    v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
     assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 

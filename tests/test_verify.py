@@ -2,7 +2,11 @@ import numpy as np
 import pytest
 
 from gemmbench.backend import Problem, Shape
-from gemmbench.verify import check, combine, tolerance
+from gemmbench.verify import Expectation, combine, tolerance
+
+
+def check(C, ref, absref, K, alpha=1.0, beta=0.0, C0=None):
+    return Expectation.of(ref, absref, K, alpha, beta, C0).check(C)
 
 
 def _reference(p):

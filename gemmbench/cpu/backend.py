@@ -18,6 +18,7 @@ import numpy as np
 
 from ..backend import Budget, Gemm, Problem, SkipKernel
 from ..ladder import KernelSpec, Params
+from ..timing import sample, warm_up
 from . import build
 
 # A kernel whose single call is predicted to take longer than this is skipped.
@@ -98,6 +99,7 @@ class CpuBackend:
         self.max_call_seconds = max_call_seconds
         self._flush_buffer: np.ndarray | None = None
         self.A = self.B = self.C = None
+        self.last_measure_notes: dict = {}
 
     # ---- threads ---------------------------------------------------------
 
@@ -166,34 +168,23 @@ class CpuBackend:
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
                 flush_l2: bool = False) -> list[float]:
-        """Per-call wall times (time.perf_counter) after a warm-up.
+        """Per-call wall times (time.perf_counter) after a warm-up. With
+        flush_l2, a buffer twice the last-level cache is written (untimed)
+        before each call, so every call starts with cold caches."""
+        per_call = warm_up(lambda: gemm(alpha, beta), lambda: None, budget.warmup_seconds)
 
-        Stops at budget.max_samples, or once budget.max_seconds are spent and
-        budget.min_samples taken; a rung so slow that min_samples would take
-        more than 10x max_seconds stops at 3 samples instead. With flush_l2,
-        a buffer twice the last-level cache is written (untimed) before each
-        sample, so every call starts with cold caches.
-        """
-        start = time.perf_counter()
-        gemm(alpha, beta)
-        while time.perf_counter() - start < budget.warmup_seconds:
-            gemm(alpha, beta)
+        def take(n: int) -> list[float]:
+            times = []
+            for _ in range(n):
+                if flush_l2:
+                    self._flush_caches()
+                t0 = time.perf_counter()
+                gemm(alpha, beta)
+                times.append(time.perf_counter() - t0)
+            return times
 
-        samples: list[float] = []
-        spent = 0.0
-        while len(samples) < budget.max_samples:
-            if flush_l2:
-                self._flush_caches()
-            t0 = time.perf_counter()
-            gemm(alpha, beta)
-            t = time.perf_counter() - t0
-            samples.append(t)
-            spent += t
-            enough = budget.min_samples
-            if samples[0] * budget.min_samples > 10 * budget.max_seconds:
-                enough = min(enough, 3)  # slow rung: 3 samples give a median
-            if spent >= budget.max_seconds and len(samples) >= enough:
-                break
+        samples = sample(take, budget, per_call)
+        self.last_measure_notes = {"calls_per_sample": 1}
         return samples
 
     def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:

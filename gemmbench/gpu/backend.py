@@ -30,6 +30,8 @@ class GpuBackend:
         self.info = gpu_info()
         self.stream = self.cuda.Stream()
         self.timer = EventTimer(self.stream, self.info.compute_capability, self.info.l2_bytes)
+        self._widen = kernels.load_source(_WIDEN_SOURCE, "widen", self.info.compute_capability)
+        self._widen.prepare("PPqi")
         self._log = log or (lambda message: None)
         self._cublas: Cublas | None = None
         self._cublas_error: str | None = None
@@ -49,7 +51,7 @@ class GpuBackend:
         return self._cublas
 
     def environment(self) -> dict:
-        env = {"gpu": self.info.to_dict(), "nvcc": nvcc_version(), **sm_clock_now()}
+        env = {"gpu": self.info.to_dict(), "nvcc": nvcc_version(), **sm_clock_now()}  # nvcc: memoized
         try:
             env["cublas"] = self.cublas.version
         except SkipKernel as exc:
@@ -124,16 +126,28 @@ class GpuBackend:
         except SkipKernel:
             a, b = problem.A.astype(np.float64), problem.B.astype(np.float64)
             return a @ b, np.abs(a) @ np.abs(b)
+        # float64 copies made on the device from the float32 inputs already there
         gpuarray = _gpuarray()
+        a64 = gpuarray.empty((shape.M, shape.K), np.float64)
+        b64 = gpuarray.empty((shape.K, shape.N), np.float64)
+        c64 = gpuarray.empty((shape.M, shape.N), np.float64)
         out = []
-        for a, b in ((problem.A, problem.B), (np.abs(problem.A), np.abs(problem.B))):
-            a64, b64 = gpuarray.to_gpu(a.astype(np.float64)), gpuarray.to_gpu(b.astype(np.float64))
-            c64 = gpuarray.empty((shape.M, shape.N), np.float64)
+        for absolute in (0, 1):
+            for src, dst in ((self.A, a64), (self.B, b64)):
+                self._widen.prepared_async_call((min(4096, -(-src.size // 256)), 1, 1), (256, 1, 1), self.stream,
+                                                src.gpudata, dst.gpudata, np.int64(src.size), np.int32(absolute))
             blas.dgemm(shape.M, shape.N, shape.K, 1.0, a64.gpudata, b64.gpudata, 0.0, c64.gpudata)
             self.stream.synchronize()
             out.append(c64.get())
-            del a64, b64, c64
         return out[0], out[1]
+
+
+_WIDEN_SOURCE = r"""
+extern "C" __global__ void widen(const float* x, double* y, long long n, int absolute) {
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+        y[i] = absolute ? fabs((double)x[i]) : (double)x[i];
+}
+"""
 
 
 def _gpuarray():

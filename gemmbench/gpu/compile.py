@@ -35,7 +35,10 @@ def expand_source(spec: KernelSpec) -> str:
             return inline(root / name)
         return _INCLUDE.sub(replace, path.read_text())
 
-    return inline(root / spec.source)
+    text = inline(root / spec.source)
+    if "#include" in text:  # even in a comment: pycuda would preprocess on every load
+        raise ValueError(f"{spec.source}: '#include' left after inlining (system headers are not supported)")
+    return text
 
 
 def nvcc_options(spec: KernelSpec, params: Params | None = None) -> list[str]:
@@ -59,6 +62,11 @@ def _load(source: str, options: tuple[str, ...], arch: str):
     from pycuda.compiler import SourceModule
     return SourceModule(source, options=list(options), arch=arch, no_extern_c=True,
                         cache_dir=cache_dir())
+
+
+def load_source(source: str, entry: str, compute_capability: tuple[int, int]):
+    """A small helper kernel of the tool itself (blocking kernel, conversions)."""
+    return _load(source, tuple(BASE_OPTIONS), arch_for(compute_capability)).get_function(entry)
 
 
 def load_function(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None = None):

@@ -6,8 +6,10 @@ kernel spins on a host-mapped flag; while it holds the stream, the start
 event, the launches and the stop events are enqueued; then the flag is
 released and the GPU runs them back to back. The events see GPU time only.
 
-Each sample is one event pair around ``repeats`` back-to-back calls (enough
-for about 20 us, so event resolution stays negligible), divided by repeats.
+Each sample is one event pair around ``repeats`` back-to-back calls, divided
+by repeats. An event record costs about 2 us of GPU time on an H200, so a
+sample spans about 200 us of calls (measured in GPU time by a calibration
+chunk), keeping that cost near 1% even for a 5 us kernel.
 With ``flush_l2`` every sample is one call preceded, outside the events, by a
 write of twice the L2 size, so each call starts with a cold cache.
 """
@@ -20,6 +22,7 @@ import numpy as np
 
 from ..backend import Budget, Gemm
 from ..timing import sample, warm_up
+from .compile import load_source
 from .device import open_device
 
 _BLOCKER_SOURCE = r"""
@@ -33,25 +36,24 @@ extern "C" __global__ void block_stream(volatile int* flag, unsigned long long t
 }
 """
 
-# The driver's launch queue holds about a thousand entries; stay far below it
-# so enqueueing never blocks while the blocker holds the stream (a deadlock).
-_MAX_QUEUED = 512
-_BLOCK_TIMEOUT_NS = 2_000_000_000
-_TARGET_SAMPLE_SECONDS = 20e-6
+# The driver's launch queue is finite (on an H200, 512 queued cuBLAS calls of
+# two kernels each overflowed it). If it fills while the blocker holds the
+# stream, the host waits on the GPU and the GPU on the host: the blocker's
+# timeout breaks that, and the chunk is retried smaller.
+_MAX_QUEUED = 256
+_BLOCK_TIMEOUT_NS = 1_000_000_000
+_TARGET_SAMPLE_SECONDS = 200e-6
+_MAX_REPEATS = 64
 
 
 class EventTimer:
     """Times callables on one stream; owns the blocker, events and flush buffer."""
 
     def __init__(self, stream, compute_capability: tuple[int, int], l2_bytes: int):
-        from ..gpu.compile import arch_for, cache_dir
         cuda, _ = open_device()
-        from pycuda.compiler import SourceModule
         self.cuda = cuda
         self.stream = stream
-        module = SourceModule(_BLOCKER_SOURCE, no_extern_c=True, arch=arch_for(compute_capability),
-                              cache_dir=cache_dir())
-        self.blocker = module.get_function("block_stream")
+        self.blocker = load_source(_BLOCKER_SOURCE, "block_stream", compute_capability)
         self.blocker.prepare("PQ")
         self.flag = cuda.pagelocked_zeros(2, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
         self.flag_device = np.intp(self.flag.base.get_device_pointer())
@@ -91,16 +93,20 @@ class EventTimer:
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
         """Warm up, then sample. Returns (samples in seconds, calls per sample)."""
         per_call = warm_up(lambda: gemm(alpha, beta), self.stream.synchronize, budget.warmup_seconds)
-        repeats = 1 if flush_l2 else max(1, math.ceil(_TARGET_SAMPLE_SECONDS / per_call))
-        state = {"chunk": max(1, _MAX_QUEUED // (repeats + 3))}
+        state = {"repeats": 1, "chunk": _MAX_QUEUED // 3}
 
         def take(n: int) -> list[float]:
             while True:
                 try:
-                    return self._take(gemm, alpha, beta, min(n, state["chunk"]), repeats, flush_l2)
+                    return self._take(gemm, alpha, beta, min(n, state["chunk"]), state["repeats"], flush_l2)
                 except TimeoutError:
                     if state["chunk"] == 1:
                         raise
-                    state["chunk"] = max(1, state["chunk"] // 2)  # the host enqueued too slowly
+                    state["chunk"] = max(1, state["chunk"] // 2)
 
-        return sample(take, budget, per_call, max_chunk=state["chunk"]), repeats
+        if not flush_l2:
+            # the host-side estimate is launch-bound for small kernels: ask the GPU
+            per_call = sorted(take(8))[4]
+            state["repeats"] = max(1, min(_MAX_REPEATS, math.ceil(_TARGET_SAMPLE_SECONDS / per_call)))
+            state["chunk"] = max(1, _MAX_QUEUED // (state["repeats"] + 2))
+        return sample(take, budget, per_call, max_chunk=state["chunk"]), state["repeats"]
