@@ -70,7 +70,7 @@ def compare(rung: int, size: int, calls: int) -> dict:
     ours, truth = statistics.median(samples), statistics.median(call_times)
     return {"rung": rung, "size": size, "gemmbench_us": ours * 1e6, "ncu_us": truth * 1e6,
             "difference_pct": 100 * (ours - truth) / truth, "kernels_per_call": per_call,
-            "kernels": [{"name": n[:80], "ncu_us": t * 1e6} for n, t in zip(names, by_kernel)],
+            "kernels": [{"name": n, "ncu_us": t * 1e6} for n, t in zip(names, by_kernel)],
             "sm_clock": gpu.last_measure_notes.get("sm_clock_mhz")}
 
 

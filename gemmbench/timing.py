@@ -44,7 +44,7 @@ def sample(take: Callable[[int], list[float]], budget: Budget, per_call: float,
     """Collect samples in chunks until max_samples, or until max_seconds of
     measured time are in and at least min_samples were taken."""
     min_samples = budget.min_samples
-    if per_call * min_samples > SLOW_KERNEL_FACTOR * budget.max_seconds:
+    if 0 < budget.max_seconds < per_call * min_samples / SLOW_KERNEL_FACTOR:
         min_samples = min(min_samples, SLOW_KERNEL_SAMPLES)
     samples: list[float] = []
     spent = 0.0

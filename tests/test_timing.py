@@ -46,3 +46,8 @@ def test_warm_up_runs_at_least_once_and_estimates():
     calls.clear()
     warm_up(lambda: calls.append(1), lambda: None, 0.01)
     assert len(calls) > 2
+
+
+def test_zero_budget_takes_exactly_min_samples():
+    take, _ = fixed(1.0)
+    assert len(sample(take, Budget(0, 5, 100, 0.0), 1.0)) == 5

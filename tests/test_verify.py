@@ -83,3 +83,19 @@ def test_problem_is_seeded():
     p1, p2 = Problem.random(Shape(3, 4, 5), 7), Problem.random(Shape(3, 4, 5), 7)
     assert np.array_equal(p1.A, p2.A) and np.array_equal(p1.B, p2.B) and p1.A.dtype == np.float32
     assert not np.array_equal(p1.A, Problem.random(Shape(3, 4, 5), 8).A)
+
+
+def test_blocked_check_matches_whole_array_maths():
+    """The row-blocked, threaded check finds the worst element wherever it is."""
+    p = Problem.random(Shape(1100, 40, 64), seed=9)
+    ref, absref = _reference(p)
+    c = p.A @ p.B
+    for row in (0, 555, 1099):
+        bad = c.copy()
+        bad[row, 3] += 1e-2 * absref[row, 3]
+        v = check(bad, ref, absref, 64)
+        assert v.max_rel_error == pytest.approx(1e-2, rel=1e-3) and not v.passed
+    bad = c.copy()
+    bad[1099, 39] = np.nan
+    v = check(bad, ref, absref, 64)
+    assert v.nonfinite == 1 and v.max_rel_error == np.inf

@@ -1,0 +1,36 @@
+"""The process compute-sanitizer watches: every hand-written rung verified once
+at one shape, with no timing (the blocking kernel would stall a serialising
+sanitizer) and a numpy reference (so only our kernels run on the GPU).
+
+    compute-sanitizer --tool racecheck python3 benchmarks/sanitize.py 127 255 511
+"""
+
+import sys
+
+import numpy as np
+
+from gemmbench.backend import Problem, Shape
+from gemmbench.bench import expectations, verify_kernel
+from gemmbench.gpu.backend import GpuBackend
+from gemmbench.ladder import GPU_LADDER
+
+
+def main() -> int:
+    shape = Shape(*map(int, sys.argv[1:4]))
+    gpu = GpuBackend()
+    problem = Problem.random(shape, seed=1)
+    gpu.load(problem)
+    a, b = problem.A.astype(np.float64), problem.B.astype(np.float64)
+    passes = expectations(problem, a @ b, np.abs(a) @ np.abs(b))
+    failed = 0
+    for spec in GPU_LADDER:
+        if spec.is_baseline:
+            continue
+        v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
+        failed += not v.passed
+        print(f"rung {spec.id} {shape}: {'PASS' if v.passed else 'FAIL'} (max rel err {v.max_rel_error:.1e})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
