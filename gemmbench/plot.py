@@ -21,6 +21,7 @@ def plot_sweep(record: RunRecord, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
+    ax.set_prop_cycle(color=plt.cm.tab20.colors)  # a dozen rungs need a dozen distinct colours
     lines: dict[tuple, list] = {}
     for r in record.results:
         if r.status == "pass":
