@@ -243,7 +243,7 @@ CPU_LADDER: tuple[KernelSpec, ...] = (
                source="04_cache_blocking.c"),
     KernelSpec(5, "packed micro-kernel", "cpu", "A and B packed into panels; a register-blocked FMA micro-kernel",
                source="05_packed_microkernel.c"),
-    KernelSpec(6, "multithreaded", "cpu", "rung 5 with the N loop split across cores (OpenMP)",
+    KernelSpec(6, "multithreaded", "cpu", "rung 5 with the rows of C split across cores (OpenMP); B packed by all threads",
                source="06_multithreaded.c", multithreaded=True, cflags=("-fopenmp",)),
 )
 

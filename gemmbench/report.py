@@ -36,6 +36,11 @@ def format_number(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
+def format_rate(value: float) -> str:
+    """Three significant figures for small numbers, whole numbers for large ones."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def format_error(result: KernelResult) -> str:
     v = result.verification
     if v is None:
@@ -150,7 +155,7 @@ def sweep_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
                 row.append(r.status.upper())
             else:
                 pct = percent_of_baseline(r, record.results, record.device)
-                row.append(format_number(r.gflops, 0) + (f" ({pct:.0f}%)" if pct is not None and kid != 0 else ""))
+                row.append(format_rate(r.gflops) + (f" ({format_rate(pct)}%)" if pct is not None and kid != 0 else ""))
         rows.append(row)
     return header, rows
 

@@ -4,7 +4,7 @@ from rich.console import Console
 
 from gemmbench.backend import Shape
 from gemmbench.ladder import CPU_LADDER, GPU_LADDER
-from gemmbench.report import (format_time, ladder_rows, result_columns, result_rows, results_table,
+from gemmbench.report import (format_rate, format_time, ladder_rows, result_columns, result_rows, results_table,
                               sweep_rows, to_csv, to_markdown)
 from gemmbench.results import KernelResult, RunRecord
 from gemmbench.verify import Verification
@@ -68,3 +68,7 @@ def test_ladder_rows_cover_every_rung():
         header, rows = ladder_rows(specs)
         assert [r[0] for r in rows] == [str(s.id) for s in specs]
         assert all(r[2] for r in rows)  # every rung says what changed
+
+
+def test_format_rate_keeps_small_numbers_readable():
+    assert format_rate(0.412) == "0.412" and format_rate(47.3) == "47.3" and format_rate(51234.5) == "51,234"
