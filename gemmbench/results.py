@@ -175,6 +175,9 @@ def new_result_path(directory: Path, command: str, device: str) -> Path:
 def save(record: RunRecord, path: Path) -> None:
     """Write the record atomically: a crash mid-write leaves the last good copy."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved record is an ordinary file
     try:
         with os.fdopen(fd, "w") as f:
             f.write(to_json(record) + "\n")
