@@ -129,11 +129,15 @@ class Session:
                 raise UserError(str(exc))
         single = self.opts["threads"] or 1
         multi = self.opts["threads"] or os.cpu_count()
+        rungs = [s for s in specs if not s.is_baseline]
+
+        def threads_of(spec):
+            return multi if spec.multithreaded else single
+
         rows = []
-        for threads in dict.fromkeys((single, multi)):
-            group = [s for s in specs if (multi if s.multithreaded else single) == threads]
-            if group and group[0].id != 0:
-                group.insert(0, get_spec("cpu", 0))  # each thread count gets its own baseline
+        # each thread count gets its own OpenBLAS row, the one its rungs are compared with
+        for threads in dict.fromkeys(map(threads_of, rungs)) or [single]:
+            group = [get_spec("cpu", 0)] + [s for s in rungs if threads_of(s) == threads]
             rows += [Entry(self.cpu(threads), s) for s in group]
         return rows
 
