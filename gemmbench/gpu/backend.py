@@ -91,8 +91,8 @@ class GpuBackend:
         reason = spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
-        self._log(f"compile {spec.source} {' '.join(kernels.nvcc_options(spec, p))} "
-                  f"-arch {kernels.arch_for(self.info.compute_capability)}")
+        self._log(f"SourceModule {spec.source} {' '.join(kernels.nvcc_options(spec, p))} "
+                  f"-arch {kernels.arch_for(self.info.compute_capability)} (nvcc runs only on a cache miss)")
         function = kernels.load_function(spec, self.info.compute_capability, p)
         function.prepare("iiifPPfP")
         grid, block, stream = spec.grid(M, N, K, p), spec.block(p), self.stream

@@ -99,8 +99,8 @@ class Cublas:
 
     @property
     def version(self) -> str:
-        v = self.lib.cublasGetVersion(self.handle)
-        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}" if v >= 10000 else f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+        v = self.lib.cublasGetVersion(self.handle)  # major * 10000 + minor * 100 + patch
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
 
     def sgemm(self, M: int, N: int, K: int, alpha: float, A, B, beta: float, C) -> None:
         self.lib.cublasSgemm(self.handle, "n", "n", N, M, K, alpha, int(B), N, int(A), K, beta, int(C), N)
