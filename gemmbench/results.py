@@ -9,6 +9,7 @@ import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from . import __version__
@@ -36,11 +37,13 @@ class KernelResult:
     samples: list[float] = field(default_factory=list)  # seconds per call
     notes: dict = field(default_factory=dict)  # calls_per_sample, sm clock, ...
 
-    @property
+    @cached_property
     def stats(self) -> Stats | None:
+        """Computed once: samples are final when a result is published (bench
+        sets them last), and reports and saves ask for these many times."""
         return summarize(self.samples) if self.samples else None
 
-    @property
+    @cached_property
     def gflops(self) -> float | None:
         s = self.stats
         return gflops(self.shape.flops, s.median) if s else None
