@@ -6,7 +6,6 @@ a missing prerequisite, always as one line on stderr.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -119,7 +118,8 @@ class Session:
         if self.device == "gpu":
             rows = [Entry(self.gpu, s) for s in specs]
             if with_openblas:
-                rows.append(Entry(self.cpu(self.opts["threads"] or os.cpu_count()), get_spec("cpu", 0)))
+                from .cpu.backend import core_count
+                rows.append(Entry(self.cpu(self.opts["threads"] or core_count()), get_spec("cpu", 0)))
             return rows
         if any(not s.is_baseline for s in specs):
             from .cpu.build import CompilerNotFound, compiler
@@ -127,17 +127,17 @@ class Session:
                 compiler()
             except CompilerNotFound as exc:
                 raise UserError(str(exc))
-        single = self.opts["threads"] or 1
-        multi = self.opts["threads"] or os.cpu_count()
+        from .cpu.backend import default_threads
+        baseline = get_spec("cpu", 0)
         rungs = [s for s in specs if not s.is_baseline]
 
         def threads_of(spec):
-            return multi if spec.multithreaded else single
+            return default_threads(spec, self.opts["threads"])
 
         rows = []
         # each thread count gets its own OpenBLAS row, the one its rungs are compared with
-        for threads in dict.fromkeys(map(threads_of, rungs)) or [single]:
-            group = [get_spec("cpu", 0)] + [s for s in rungs if threads_of(s) == threads]
+        for threads in dict.fromkeys(map(threads_of, rungs)) or [threads_of(baseline)]:
+            group = [baseline] + [s for s in rungs if threads_of(s) == threads]
             rows += [Entry(self.cpu(threads), s) for s in group]
         return rows
 

@@ -145,7 +145,7 @@ def test_python_dash_m_entry_point():
 def test_each_cpu_thread_count_brings_only_its_own_baseline(capsys):
     code, out, _ = run(capsys, "run", "-i", "6", "--device", "cpu", *SMALL, *FAST, "--no-save", "--json")
     rows = [(r["kernel_id"], r["threads"]) for r in json.loads(out)["results"]]
-    import os
-    assert code == 0 and rows == [(0, os.cpu_count()), (6, os.cpu_count())]
+    from gemmbench.cpu.backend import core_count
+    assert code == 0 and rows == [(0, core_count()), (6, core_count())]
     code, out, _ = run(capsys, "run", "-i", "0", "--device", "cpu", *SMALL, *FAST, "--no-save", "--json")
     assert [(r["kernel_id"], r["threads"]) for r in json.loads(out)["results"]] == [(0, 1)]

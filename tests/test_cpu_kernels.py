@@ -61,7 +61,7 @@ def test_thread_policy():
     default, pinned = CpuBackend(), CpuBackend(threads=3)
     for spec in CPU_LADDER:
         assert pinned.threads_for(spec) == 3
-        assert default.threads_for(spec) == (cpu_backend._core_count() if spec.id == 6 else 1)
+        assert default.threads_for(spec) == (cpu_backend.core_count() if spec.id == 6 else 1)
 
 
 def test_measure_returns_raw_samples(cache):

@@ -37,11 +37,19 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def _core_count() -> int:
+def core_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def default_threads(spec: KernelSpec, threads: int | None = None) -> int:
+    """The thread policy: ``threads`` when given, else all cores for a
+    multithreaded rung and one for the rest (and for the baseline)."""
+    if threads is not None:
+        return threads
+    return core_count() if spec.multithreaded else 1
 
 
 def _last_level_cache_bytes() -> int:
@@ -105,9 +113,7 @@ class CpuBackend:
 
     def threads_for(self, spec: KernelSpec) -> int:
         """How many threads this rung runs on (shown in the table)."""
-        if self.threads is not None:
-            return self.threads
-        return _core_count() if spec.multithreaded else 1
+        return default_threads(spec, self.threads)
 
     # ---- Backend ---------------------------------------------------------
 
@@ -117,7 +123,7 @@ class CpuBackend:
         env = {
             "device": "cpu",
             "cpu": _cpu_model(),
-            "cores": _core_count(),
+            "cores": core_count(),
             "threads": self.threads,  # None: 1 for rungs 0-5, all cores for rung 6
             "numpy": np.__version__,
             "blas": [{k: p.get(k) for k in ("internal_api", "version", "architecture",
@@ -188,7 +194,7 @@ class CpuBackend:
         return samples
 
     def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
-        _POOLS.use(_core_count())  # float64 BLAS on every core: not timed
+        _POOLS.use(core_count())  # float64 BLAS on every core: not timed
         a = problem.A.astype(np.float64)
         b = problem.B.astype(np.float64)
         return a @ b, np.abs(a) @ np.abs(b)
