@@ -88,6 +88,10 @@ class Backend(Protocol):
     def load(self, problem: Problem) -> None:
         """Copy the problem's A and B into this backend's buffers and allocate C."""
 
+    def default_params(self, spec: KernelSpec) -> tuple[dict, str]:
+        """The parameters the rung runs with at the loaded shape when none are
+        given, and their source ("default", "selected" per shape, "tuned")."""
+
     def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
         """Compile/build (cached) and return the callable; raise SkipKernel if it cannot run."""
 

@@ -66,9 +66,13 @@ def verify_kernel(backend: Backend, gemm, passes: tuple[Expectation, ...], preci
 def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], plan: Plan) -> KernelResult:
     spec, backend = entry.spec, entry.backend
     result = KernelResult(backend.device, spec.id, spec.name, spec.precision, problem.shape, "skip",
-                          params=dict(entry.params or spec.params), threads=backend.threads_for(spec))
+                          threads=backend.threads_for(spec))
     try:
-        gemm = backend.prepare(spec, entry.params)
+        if entry.params is not None:
+            result.params, result.params_source = dict(entry.params), "given"
+        else:
+            result.params, result.params_source = backend.default_params(spec)
+        gemm = backend.prepare(spec, result.params)
     except SkipKernel as exc:
         result.reason = str(exc)
         return result

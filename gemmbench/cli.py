@@ -15,7 +15,7 @@ import click
 from . import __version__
 from .backend import Budget, Shape
 from .bench import Entry, Plan, run_plan
-from .ladder import get_spec, ladder
+from .ladder import baselines, comparison_precision, get_spec, ladder
 from .report import Reporter
 from .results import RunRecord, new_result_path, save, to_json
 from .sweep import parse_sweep, sweep_shapes
@@ -66,6 +66,8 @@ def _common_options(f):
         click.option("--no-save", is_flag=True, help="Do not save a JSON record under --results-dir."),
         click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
                      show_default=True, help="Where records are saved."),
+        click.option("--no-tune-cache", is_flag=True,
+                     help="Ignore the parameters stored by 'gemmbench tune' (use each rung's defaults)."),
         click.option("-v", "--verbose", is_flag=True, help="Show compiler commands."),
     ]
     for option in reversed(options):
@@ -94,7 +96,9 @@ class Session:
         from .gpu.device import GpuUnavailable
         try:
             from .gpu.backend import GpuBackend
-            return "gpu", GpuBackend(log=self.log)
+            from .tuning import TuningCache
+            tuning = None if self.opts.get("no_tune_cache") else TuningCache()
+            return "gpu", GpuBackend(log=self.log, tuning=tuning)
         except GpuUnavailable as exc:
             if wanted == "gpu":
                 raise UserError(f"no usable GPU: {exc}")
@@ -108,13 +112,17 @@ class Session:
             self._cpu[threads] = CpuBackend(threads=threads, log=self.log)
         return self._cpu[threads]
 
-    def entries(self, ids: list[int], with_openblas: bool = False) -> list[Entry]:
-        """Rows for these rung ids (baseline first), on the right backends."""
+    def entries(self, ids: list[int], with_openblas: bool = False, all_baselines: bool = False) -> list[Entry]:
+        """Rows for these rung ids, on the right backends, after the library
+        rows they are compared with (cuBLAS SGEMM always; cuBLAS TF32 beside
+        TF32 rungs, or with all_baselines)."""
         try:
-            specs = [get_spec(self.device, i) for i in dict.fromkeys(ids)]
+            rungs = [get_spec(self.device, i) for i in dict.fromkeys(ids) if i != 0]
         except KeyError as exc:
             raise UserError(exc.args[0])
-        specs.sort(key=lambda s: s.id)
+        rungs.sort(key=lambda s: s.id)
+        precisions = {"fp32", "tf32"} if all_baselines else {"fp32", *(comparison_precision(s.precision) for s in rungs)}
+        specs = baselines(self.device, precisions) + rungs
         if self.device == "gpu":
             rows = [Entry(self.gpu, s) for s in specs]
             if with_openblas:
@@ -249,7 +257,7 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     ids = [s.id for s in ladder(session.device)] if all_rungs else [0, *kernel_ids]
-    entries = session.entries(ids, with_openblas=True)
+    entries = session.entries(ids, with_openblas=True, all_baselines=all_rungs)
     return execute("compare", session, entries, [session.shape(m, n, k)], reporter.show_results)
 
 
@@ -277,7 +285,7 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     ids = [0, *kernel_ids] if kernel_ids else [s.id for s in ladder(session.device)]
-    entries = session.entries(ids)
+    entries = session.entries(ids, all_baselines=not kernel_ids)
 
     def show(record):
         reporter.show_sweep(record)
@@ -287,6 +295,82 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
             reporter.note(f"plot written to {plot}")
 
     return execute("sizes", session, entries, shapes, show)
+
+
+@cli.command()
+@click.option("-i", "--kernel", "kernel_id", type=int, required=True, help="Rung id with tunable parameters.")
+@click.option("--limit", type=int, default=None, callback=_positive,
+              help="Try at most this many candidates (the defaults plus a seeded random sample).")
+@click.option("--top", type=int, default=10, show_default=True, callback=_positive,
+              help="How many of the best configurations to show.")
+@click.option("--jobs", type=int, default=None, callback=_positive,
+              help="Parallel nvcc processes (default: one per core).")
+@_shape_options
+@_common_options
+def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
+    """Search a rung's parameter space at one shape; store the best for this GPU."""
+    opts.update(kernel=kernel_id, limit=limit, top=top, m=m, n=n, k=k, no_tune_cache=True)
+    reporter = _reporter(opts)
+    session = Session(opts, reporter)
+    if session.gpu is None:
+        raise UserError("tune needs a GPU: the CPU rungs have no tunable parameters")
+    from .tuning import TuningCache, candidates
+    gpu = session.gpu
+    try:
+        spec = get_spec("gpu", kernel_id)
+    except KeyError as exc:
+        raise UserError(exc.args[0])
+    run_spec = spec.for_device(gpu.info.compute_capability)
+    if not run_spec.search_space:
+        tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
+        raise UserError(f"rung {kernel_id} has no tunable parameters (tunable rungs: {tunable})")
+    shape = session.shape(m, n, k)
+    session.check_fits([shape])
+    found, valid = candidates(run_spec, limit, opts["seed"])
+    reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
+    built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
+    entries = session.entries([0]) + [Entry(gpu, spec, params=p) for p in built]
+    cache = TuningCache()
+
+    def show(record):
+        reporter.show_tuning(record, top, len(found) - len(built))
+        best = record.best_result(spec.id)
+        if best is None:
+            reporter.note("no candidate passed verification: nothing stored")
+            return
+        note = cache.store(gpu.info.name, run_spec, shape, best.params, best.gflops, len(built))
+        if note:
+            reporter.note(note)
+        reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
+
+    return execute("tune", session, entries, [shape], show)
+
+
+def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
+    """nvcc for every candidate in parallel (into the disk cache); those that
+    do not compile are reported and dropped."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    from .gpu.compile import compile_only
+    cc = gpu.info.compute_capability
+
+    def build(params):
+        try:
+            compile_only(spec, cc, params)
+            return None
+        except Exception as exc:  # pycuda's CompileError carries nvcc's output
+            return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+    built = []
+    with reporter.progress(len(found), "compile") as advance, \
+            ThreadPoolExecutor(jobs or os.cpu_count() or 1) as pool:
+        for params, error in zip(found, pool.map(build, found)):
+            advance(" ".join(f"{k}={v}" for k, v in params.items()))
+            if error is None:
+                built.append(params)
+            else:
+                reporter.note(f"does not compile: {params}: {error}")
+    return built
 
 
 @cli.command(name="list")

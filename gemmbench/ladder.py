@@ -20,6 +20,12 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def comparison_precision(precision: str) -> str:
+    """The precision of the library row a rung is compared with: TF32 rows
+    with cuBLAS TF32; FP32 and FP32-accurate 3xTF32 rows with SGEMM."""
+    return "tf32" if precision == "tf32" else "fp32"
+
+
 def _no_constraint(p: Params) -> str | None:
     return None
 
@@ -29,11 +35,20 @@ class KernelSpec:
     """One rung of a ladder.
 
     ``source`` is a file name in ``cuda_src/`` (GPU) or ``cpu_src/`` (CPU);
-    ``None`` marks the library baseline (cuBLAS / OpenBLAS), which is rung 0.
+    ``None`` marks the library baseline (cuBLAS / OpenBLAS), which is rung 0;
+    on the GPU it comes in two precisions (cuBLAS SGEMM and cuBLAS TF32).
     ``block`` and ``grid`` give the CUDA launch geometry as functions of
-    (params) and (M, N, K, params). ``check`` returns the reason a parameter
-    combination is invalid, or None; ``search_space`` lists the values a tuner
-    may try for each parameter.
+    (params) and (M, N, K, params), ``smem`` the dynamic shared memory in
+    bytes. ``check`` returns the reason a parameter combination is invalid, or
+    None; ``search_space`` lists the values ``gemmbench tune`` may try.
+
+    ``driver`` says what one GEMM call launches (gemmbench.gpu.drivers):
+    "single" (one ``sgemm``), "split_k" (``sgemm`` over K slices, then
+    ``reduce_splits``) or "presplit_a" (``split_tf32`` of A, then ``sgemm``).
+    ``select`` picks the parameters per shape (shape-adaptive rungs).
+    ``arch_specific`` rungs are built for sm_90a on compute capability 9.0
+    (wgmma); elsewhere the same source is built with ``fallback``'s parameters
+    and launch geometry.
     """
 
     id: int
@@ -48,6 +63,11 @@ class KernelSpec:
     constraints: str = ""
     block: Callable[[Params], Dim3] | None = None
     grid: Callable[[int, int, int, Params], Dim3] | None = None
+    smem: Callable[[Params], int] | None = None
+    driver: str = "single"  # single | split_k | presplit_a
+    select: Callable[[int, int, int, int], Params] | None = None  # (M, N, K, sm_count) -> params
+    arch_specific: bool = False
+    fallback: "KernelSpec | None" = None
     precision: str = "fp32"  # fp32 | tf32 | 3xtf32
     min_cc: tuple[int, int] = (7, 0)
     multithreaded: bool = False  # CPU rungs: uses all cores by default
@@ -56,6 +76,20 @@ class KernelSpec:
     @property
     def is_baseline(self) -> bool:
         return self.source is None
+
+    def for_device(self, compute_capability: tuple[int, int]) -> "KernelSpec":
+        """The record that runs on this device: the fallback where the
+        architecture-specific path (sm_90a) is missing."""
+        if self.arch_specific and tuple(compute_capability) != (9, 0) and self.fallback is not None:
+            return self.fallback
+        return self
+
+    def params_for(self, M: int, N: int, K: int, sm_count: int) -> dict:
+        """Default parameters at a shape: ``select``'s choice, else ``params``."""
+        return dict(self.select(M, N, K, sm_count) if self.select else self.params)
+
+    def shared_bytes(self, params: Params | None = None) -> int:
+        return self.smem(self.params if params is None else params) if self.smem else 0
 
     def defines(self, params: Params | None = None) -> list[str]:
         """The ``-D`` options that carry compile-time parameters."""
@@ -183,6 +217,8 @@ _WARPTILE = dict(block=_threads, grid=_tile_grid("BM", "BN"), check=_check_warpt
 
 GPU_LADDER: tuple[KernelSpec, ...] = (
     KernelSpec(0, "cuBLAS", "gpu", "the library baseline: cublasSgemm through scikit-cuda"),
+    KernelSpec(0, "cuBLAS TF32", "gpu", "the tensor-core baseline: cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH set on its handle",
+               precision="tf32"),
     KernelSpec(1, "naive", "gpu", "one thread per element of C; neighbouring threads walk down a column",
                source="01_naive.cu", params={"BLOCK": 32},
                block=lambda p: (p["BLOCK"], p["BLOCK"], 1),
@@ -255,9 +291,14 @@ def ladder(device: str) -> tuple[KernelSpec, ...]:
 
 
 def get_spec(device: str, kernel_id: int) -> KernelSpec:
-    """The rung with this id; raises KeyError with the valid ids."""
+    """The rung with this id (0: the FP32 library baseline); raises KeyError with the valid ids."""
     for spec in LADDERS[device]:
         if spec.id == kernel_id:
             return spec
-    ids = ", ".join(str(s.id) for s in LADDERS[device])
+    ids = ", ".join(str(i) for i in dict.fromkeys(s.id for s in LADDERS[device]))
     raise KeyError(f"no {device.upper()} rung {kernel_id} (valid: {ids})")
+
+
+def baselines(device: str, precisions=("fp32", "tf32")) -> list[KernelSpec]:
+    """The library rows of a ladder in these precisions (the CPU has FP32 only)."""
+    return [s for s in LADDERS[device] if s.is_baseline and s.precision in precisions]

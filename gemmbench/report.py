@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .ladder import KernelSpec
-from .results import KernelResult, RunRecord, percent_of_baseline, percent_of_peak
+from .results import KernelResult, RunRecord, baseline_for, percent_of_baseline, percent_of_peak
 
 BASELINE_NAME = {"gpu": "cuBLAS", "cpu": "OpenBLAS"}
 
@@ -60,7 +60,13 @@ def kernel_label(result: KernelResult) -> str:
     label = result.name
     if result.device == "cpu" and result.threads:
         label += f" [{result.threads}T]"
+    if result.params_source == "tuned":
+        label += " (tuned)"
     return label
+
+
+def format_params(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "-"
 
 
 # --------------------------------------------------------------------------
@@ -117,9 +123,21 @@ def header_lines(record: RunRecord) -> list[str]:
 def footer_lines(record: RunRecord) -> list[str]:
     opts = record.options
     cold = "cold L2 (flushed before each call)" if opts.get("flush_l2") else "warm caches"
-    return [f"Timed with alpha=1, beta=0 (C written, not read), {cold}; median of raw samples, "
-            f"spread = interquartile range / median. Verified first against an FP64 reference "
-            f"(beta=0 over a NaN-filled C, then alpha=0.75, beta=-1.5); seed {opts.get('seed', 0)}."]
+    lines = [f"Timed with alpha=1, beta=0 (C written, not read), {cold}; median of raw samples, "
+             f"spread = interquartile range / median. Verified first against an FP64 reference "
+             f"(beta=0 over a NaN-filled C, then alpha=0.75, beta=-1.5); seed {opts.get('seed', 0)}."]
+    if any(r.precision != "fp32" for r in record.results):
+        lines.append("Precision: TF32 rows round inputs to 10 mantissa bits and are compared with cuBLAS TF32 "
+                     "(tolerance scaled to 2^-11); 3xTF32 rows must be FP32-accurate and are compared with cuBLAS "
+                     "SGEMM; max rel err is |C - ref| over |alpha|*|A|@|B| + |beta|*|C0|.")
+    shown = set()
+    for r in record.results:
+        key = (r.kernel_id, r.name, r.shape, tuple(r.params.items()))
+        if r.params_source in ("tuned", "selected") and key not in shown:
+            shown.add(key)
+            how = "tuned (gemmbench tune)" if r.params_source == "tuned" else "chosen for the shape"
+            lines.append(f"rung {r.kernel_id} at {r.shape}: {how}: {format_params(r.params)}")
+    return lines
 
 
 def results_table(record: RunRecord) -> Table:
@@ -143,10 +161,11 @@ def sweep_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
     kernels = list(dict.fromkeys((r.device, r.kernel_id, kernel_label(r)) for r in record.results))
     by_key = {(r.device, r.kernel_id, kernel_label(r), r.shape): r for r in record.results}
     square = all(s.M == s.N == s.K for s in shapes)
-    header = ["kernel"] + [str(s.M) if square else str(s) for s in shapes]
+    header = ["kernel", "precision"] + [str(s.M) if square else str(s) for s in shapes] + ["max rel err"]
     rows = []
     for device, kid, label in kernels:
-        row = [f"{kid} {label}"]
+        mine = [r for r in record.results if (r.device, r.kernel_id, kernel_label(r)) == (device, kid, label)]
+        row = [f"{kid} {label}", mine[0].precision.upper()]
         for shape in shapes:
             r = by_key.get((device, kid, label, shape))
             if r is None:
@@ -155,19 +174,53 @@ def sweep_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
                 row.append(r.status.upper())
             else:
                 pct = percent_of_baseline(r, record.results, record.device)
-                row.append(format_rate(r.gflops) + (f" ({format_rate(pct)}%)" if pct is not None and kid != 0 else ""))
+                own = baseline_for(r, record.results, record.device) is r
+                row.append(format_rate(r.gflops) + (f" ({format_rate(pct)}%)" if pct is not None and not own else ""))
+        checked = [r for r in mine if r.verification is not None]
+        row.append(format_error(max(checked, key=_error_order)) if checked else "-")
         rows.append(row)
     return header, rows
+
+
+def _error_order(result: KernelResult) -> float:
+    v = result.verification
+    return math.inf if v.nonfinite or not math.isfinite(v.max_rel_error) else v.max_rel_error
 
 
 def sweep_table(record: RunRecord) -> Table:
     header, rows = sweep_rows(record)
     table = Table(title=f"gemmbench sizes · GFLOP/s (% of {BASELINE_NAME[record.device]})", box=box.SIMPLE_HEAVY)
     for i, col in enumerate(header):
-        table.add_column(col, justify="left" if i == 0 else "right")
+        table.add_column(col, justify="left" if i < 2 else "right")
     for row in rows:
         table.add_row(*row)
     return table
+
+
+# --------------------------------------------------------------------------
+# tune
+# --------------------------------------------------------------------------
+
+def tuning_rows(record: RunRecord, top: int) -> tuple[list[str], list[list[str]], list[str]]:
+    """The baselines, then the ``top`` fastest verified candidates; and a
+    summary of the candidates that did not make it."""
+    header = ["rank", "kernel", "parameters", "time (median)", "GFLOP/s", f"% {BASELINE_NAME[record.device]}",
+              "max rel err", "check"]
+    base = [r for r in record.results if r.kernel_id == 0]
+    tried = [r for r in record.results if r.kernel_id != 0]
+    timed = sorted((r for r in tried if r.status == "pass"), key=lambda r: -r.gflops)
+    rows = []
+    for rank, r in [("-", b) for b in base] + list(enumerate(timed[:top], 1)):
+        rows.append([str(rank), kernel_label(r), format_params(r.params) if r.kernel_id else "-",
+                     format_time(r.stats.median if r.stats else None), format_number(r.gflops),
+                     format_number(percent_of_baseline(r, record.results, record.device)),
+                     format_error(r), status_text(r)])
+    failed = [r for r in tried if r.status == "fail"]
+    skipped = [r for r in tried if r.status == "skip"]
+    summary = [f"{len(tried)} candidates ran: {len(timed)} verified and timed, {len(failed)} failed "
+               f"verification, {len(skipped)} skipped."]
+    summary += [f"FAIL {format_params(r.params)}: {r.reason}" for r in failed[:5]]
+    return header, rows, summary
 
 
 # --------------------------------------------------------------------------
@@ -244,6 +297,18 @@ class Reporter:
     def show_sweep(self, record: RunRecord) -> None:
         header, rows = sweep_rows(record)
         self.show(sweep_table(record), header, rows, header_lines(record), footer_lines(record))
+
+    def show_tuning(self, record: RunRecord, top: int, not_compiled: int = 0) -> None:
+        header, rows, summary = tuning_rows(record, top)
+        if not_compiled:
+            summary.insert(0, f"{not_compiled} candidates did not compile.")
+        table = Table(title=f"gemmbench tune · {record.results[-1].name if record.results else ''} · "
+                            f"{', '.join(sorted({str(r.shape) for r in record.results}))}", box=box.SIMPLE_HEAVY)
+        for col in header:
+            table.add_column(col, justify="left" if col in ("kernel", "parameters", "check") else "right")
+        for row in rows:
+            table.add_row(*row)
+        self.show(table, header, rows, header_lines(record), summary + footer_lines(record)[:1])
 
     def show_ladder(self, specs, device: str) -> None:
         header, rows = ladder_rows(specs)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .backend import Shape
+from .ladder import comparison_precision
 from .stats import Stats, gflops, summarize
 from .verify import Verification
 
@@ -32,6 +33,7 @@ class KernelResult:
     status: str  # "pass" | "fail" | "skip"
     reason: str | None = None
     params: dict = field(default_factory=dict)
+    params_source: str = "default"  # default | selected (per shape) | tuned (tuning cache) | given
     threads: int | None = None
     verification: Verification | None = None
     samples: list[float] = field(default_factory=list)  # seconds per call
@@ -53,7 +55,8 @@ class KernelResult:
         return {
             "device": self.device, "kernel_id": self.kernel_id, "name": self.name,
             "precision": self.precision, "shape": {"M": self.shape.M, "N": self.shape.N, "K": self.shape.K},
-            "status": self.status, "reason": self.reason, "params": self.params, "threads": self.threads,
+            "status": self.status, "reason": self.reason, "params": self.params,
+            "params_source": self.params_source, "threads": self.threads,
             "verification": self.verification.to_dict() if self.verification else None,
             "samples_s": self.samples, "stats": s.to_dict() if s else None,
             "gflops": self.gflops, "notes": self.notes,
@@ -63,17 +66,21 @@ class KernelResult:
     def from_dict(cls, d: dict) -> "KernelResult":
         v = d.get("verification")
         return cls(d["device"], d["kernel_id"], d["name"], d["precision"], Shape(**d["shape"]),
-                   d["status"], d.get("reason"), d.get("params") or {}, d.get("threads"),
+                   d["status"], d.get("reason"), d.get("params") or {}, d.get("params_source", "default"),
+                   d.get("threads"),
                    Verification(_inf_if_none(v["max_rel_error"]), v["tolerance"], v["nonfinite"]) if v else None,
                    list(d.get("samples_s") or []), d.get("notes") or {})
 
 
 def baseline_for(result: KernelResult, results: list[KernelResult], ladder_device: str) -> KernelResult | None:
     """The library baseline that ``result`` is compared with: rung 0 of the
-    command's ladder at the same shape (on the CPU, at the same thread count)."""
+    command's ladder at the same shape (on the CPU, at the same thread count),
+    in the precision the result is compared at (TF32 rows with cuBLAS TF32);
+    library rows themselves are compared with the FP32 one."""
+    precision = "fp32" if result.kernel_id == 0 else comparison_precision(result.precision)
     for base in results:
         if (base.kernel_id == 0 and base.device == ladder_device and base.shape == result.shape
-                and base.status == "pass" and base.gflops
+                and base.precision == precision and base.status == "pass" and base.gflops
                 and (ladder_device != "cpu" or base.threads == result.threads)):
             return base
     return None
@@ -87,8 +94,9 @@ def percent_of_baseline(result: KernelResult, results: list[KernelResult], ladde
 
 
 def percent_of_peak(result: KernelResult, environment: dict) -> float | None:
+    """Of the FP32 (non-tensor-core) peak, for results of FP32 accuracy."""
     peak = (environment.get("gpu") or {}).get("peak_fp32_tflops")
-    if result.device != "gpu" or not peak or result.gflops is None:
+    if result.device != "gpu" or not peak or result.gflops is None or result.precision == "tf32":
         return None
     return 100.0 * result.gflops / (peak * 1e3)
 
@@ -107,6 +115,11 @@ class RunRecord:
     @property
     def failed(self) -> bool:
         return any(r.status == "fail" for r in self.results)
+
+    def best_result(self, kernel_id: int) -> KernelResult | None:
+        """The fastest verified result of this rung (a tuner's winner)."""
+        timed = [r for r in self.results if r.kernel_id == kernel_id and r.status == "pass" and r.gflops]
+        return max(timed, key=lambda r: r.gflops, default=None)
 
     def to_dict(self) -> dict:
         return {

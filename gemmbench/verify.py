@@ -17,8 +17,10 @@ from typing import Callable
 
 import numpy as np
 
-# Unit roundoff of each precision class.
-UNIT_ROUNDOFF = {"fp32": 2.0 ** -24}
+# Unit roundoff of each precision class. TF32 keeps 10 of FP32's 23 mantissa
+# bits; 3xTF32 (a = big + small, both TF32) must be as accurate as FP32 and is
+# judged by the same bound.
+UNIT_ROUNDOFF = {"fp32": 2.0 ** -24, "tf32": 2.0 ** -11, "3xtf32": 2.0 ** -24}
 
 
 def tolerance(K: int, precision: str = "fp32") -> float:

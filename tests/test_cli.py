@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from gemmbench import cli
+from gemmbench.ladder import GPU_LADDER
 from gemmbench.cpu.backend import CpuBackend
 from gemmbench.gpu.device import GpuUnavailable
 
@@ -79,8 +80,8 @@ def test_list_shows_every_rung(capsys):
     code, out, _ = run(capsys, "list", "--format", "csv")
     assert code == 0
     lines = out.strip().splitlines()
-    assert lines[0].startswith("rung,name") and len(lines) == 1 + 12
-    assert "warptiling" in out and "double buffering" in out
+    assert lines[0].startswith("rung,name") and len(lines) == 1 + len(GPU_LADDER)
+    assert "warptiling" in out and "double buffering" in out and "cuBLAS TF32" in out
     code, out, _ = run(capsys, "list", "--device", "cpu", "--format", "markdown")
     assert code == 0 and "packed micro-kernel" in out and out.count("\n| ") >= 7
 
@@ -149,3 +150,12 @@ def test_each_cpu_thread_count_brings_only_its_own_baseline(capsys):
     assert code == 0 and rows == [(0, core_count()), (6, core_count())]
     code, out, _ = run(capsys, "run", "-i", "0", "--device", "cpu", *SMALL, *FAST, "--no-save", "--json")
     assert [(r["kernel_id"], r["threads"]) for r in json.loads(out)["results"]] == [(0, 1)]
+
+
+def test_tune_needs_a_gpu(capsys, no_gpu):
+    code, out, err = run(capsys, "tune", "-i", "9", "--device", "cpu", "--no-save")
+    assert_one_line_error(code, err, "tune needs a GPU")
+    code, out, err = run(capsys, "tune", "-i", "9", "--device", "gpu", "--no-save")
+    assert_one_line_error(code, err, "no usable GPU")
+    code, out, err = run(capsys, "tune", "--device", "gpu")
+    assert_one_line_error(code, err, "Missing option")

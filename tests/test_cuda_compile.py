@@ -1,12 +1,13 @@
-"""Every CUDA rung compiles with nvcc, for sm_80 and sm_90, from exactly the
-text and options that the tool hands to pycuda's SourceModule."""
+"""Every CUDA rung compiles with nvcc, for compute capability 8.0 and 9.0, from
+exactly the text, options and target that the tool hands to pycuda's
+SourceModule (sm_90a for the wgmma rungs on 9.0, their fallback on 8.0)."""
 
 import shutil
 import subprocess
 
 import pytest
 
-from gemmbench.gpu.compile import expand_source, nvcc_options
+from gemmbench.gpu.compile import expand_source, nvcc_options, target_for
 from gemmbench.ladder import GPU_LADDER
 
 NVCC = shutil.which("nvcc")
@@ -14,21 +15,36 @@ RUNGS = [spec for spec in GPU_LADDER if not spec.is_baseline]
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("cc", [(8, 0), (9, 0)], ids=["cc80", "cc90"])
 @pytest.mark.parametrize("spec", RUNGS, ids=lambda s: f"rung{s.id}")
-def test_rung_compiles(spec, arch, tmp_path):
+def test_rung_compiles(spec, cc, tmp_path):
+    spec = spec.for_device(cc)
+    arch, code = target_for(spec, cc)
     src = tmp_path / "kernel.cu"
     src.write_text(expand_source(spec))
-    cmd = [NVCC, "-cubin", "-arch", arch, *nvcc_options(spec), "-Xptxas", "-warn-spills",
-           "-o", str(tmp_path / "kernel.cubin"), str(src)]
+    cmd = [NVCC, "-cubin", "-arch", arch, *(["-code", code] if code else []), *nvcc_options(spec),
+           "-Xptxas", "-warn-spills", "-o", str(tmp_path / "kernel.cubin"), str(src)]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "spill" not in done.stderr.lower(), done.stderr  # a spilling rung is a slow rung
     assert "#include" not in src.read_text()  # else pycuda preprocesses on every cached load
 
 
-@pytest.mark.parametrize("spec", RUNGS, ids=lambda s: f"rung{s.id}")
+@pytest.mark.parametrize("spec", RUNGS + [s.fallback for s in RUNGS if s.fallback], ids=lambda s: f"rung{s.id}")
 def test_default_params_are_valid(spec):
     assert spec.invalid_reason() is None
     threads = spec.block(spec.params)
     assert 32 <= threads[0] * threads[1] * threads[2] <= 1024
+    assert spec.shared_bytes() <= 227 * 1024
+
+
+SHAPES = [(1, 1, 1), (7, 13, 5), (3, 4099, 2), (4099, 3, 37), (128, 128, 128), (256, 256, 256), (1000, 1000, 1000),
+          (4096, 4096, 4096), (64, 64, 16384)]
+
+
+@pytest.mark.parametrize("spec", [s for s in RUNGS if s.select], ids=lambda s: f"rung{s.id}")
+def test_per_shape_choices_are_valid(spec):
+    for M, N, K in SHAPES:
+        p = spec.params_for(M, N, K, 132)
+        assert spec.invalid_reason(p) is None, (M, N, K, p)
+        assert spec.grid(M, N, K, p)[1] <= 65535

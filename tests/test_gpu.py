@@ -9,7 +9,7 @@ import pytest
 from gemmbench import cli
 from gemmbench.backend import Budget, Problem, Shape
 from gemmbench.bench import expectations, verify_kernel
-from gemmbench.ladder import GPU_LADDER
+from gemmbench.ladder import GPU_LADDER, get_spec
 
 pytestmark = pytest.mark.gpu
 
@@ -50,7 +50,7 @@ def test_reference_agrees_with_numpy(gpu):
 def test_timer_returns_raw_samples_within_budget(gpu):
     problem = Problem.random(Shape(256, 256, 256), seed=0)
     gpu.load(problem)
-    gemm = gpu.prepare(GPU_LADDER[5])
+    gemm = gpu.prepare(get_spec("gpu", 5))
     samples = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 40, 0.01))
     assert 5 <= len(samples) <= 40 and all(s > 0 for s in samples)
     cold = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 5, 0.0), flush_l2=True)
@@ -60,14 +60,14 @@ def test_timer_returns_raw_samples_within_budget(gpu):
 def test_second_load_compiles_nothing(gpu, monkeypatch):
     import pycuda.compiler
     from gemmbench.gpu import compile as kernels
-    spec = GPU_LADDER[10]
-    kernels.load_function(spec, gpu.info.compute_capability)  # compiled or cached
+    spec = get_spec("gpu", 10)
+    kernels.load_module(spec, gpu.info.compute_capability)  # compiled or cached
     kernels._load.cache_clear()
 
     def no_nvcc(*args, **kwargs):
         raise AssertionError(f"nvcc ran: {args}")
     monkeypatch.setattr(pycuda.compiler, "call_capture_output", no_nvcc)
-    assert kernels.load_function(spec, gpu.info.compute_capability) is not None
+    assert kernels.load_module(spec, gpu.info.compute_capability) is not None
 
 
 def test_shape_too_large_is_exit_2(capsys):

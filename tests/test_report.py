@@ -4,16 +4,18 @@ from rich.console import Console
 
 from gemmbench.backend import Shape
 from gemmbench.ladder import CPU_LADDER, GPU_LADDER
-from gemmbench.report import (format_rate, format_time, ladder_rows, result_columns, result_rows, results_table,
-                              sweep_rows, to_csv, to_markdown)
+from gemmbench.report import (footer_lines, format_rate, format_time, ladder_rows, result_columns, result_rows,
+                              results_table, sweep_rows, to_csv, to_markdown, tuning_rows)
 from gemmbench.results import KernelResult, RunRecord
 from gemmbench.verify import Verification
 
 
-def kr(kid, median, shape=Shape(128, 128, 128), status="pass", reason=None, err=2e-7, device="gpu"):
-    return KernelResult(device, kid, "cuBLAS" if kid == 0 else f"rung{kid}", "fp32", shape, status, reason,
+def kr(kid, median, shape=Shape(128, 128, 128), status="pass", reason=None, err=2e-7, device="gpu",
+       precision="fp32", **fields):
+    name = ("cuBLAS" if precision == "fp32" else f"cuBLAS {precision.upper()}") if kid == 0 else f"rung{kid}"
+    return KernelResult(device, kid, name, precision, shape, status, reason,
                         verification=Verification(err, 1e-5, 0) if status != "skip" else None,
-                        samples=[median] * 3 if status == "pass" else [])
+                        samples=[median] * 3 if status == "pass" else [], **fields)
 
 
 def gpu_record(results, command="compare"):
@@ -52,8 +54,40 @@ def test_sweep_rows_kernels_down_sizes_across():
     s1, s2 = Shape(128, 128, 128), Shape(256, 256, 256)
     rec = gpu_record([kr(0, 1e-5, s1), kr(5, 2e-5, s1), kr(0, 4e-5, s2), kr(5, 0, s2, status="fail")], "sizes")
     header, rows = sweep_rows(rec)
-    assert header == ["kernel", "128", "256"]
-    assert rows[1][0] == "5 rung5" and rows[1][1].endswith("(50%)") and rows[1][2] == "FAIL"
+    assert header == ["kernel", "precision", "128", "256", "max rel err"]
+    assert rows[1][:2] == ["5 rung5", "FP32"] and rows[1][2].endswith("(50%)") and rows[1][3] == "FAIL"
+    assert rows[1][4] == "2.0e-07"  # the worst error over the sweep, every row
+
+
+def test_tf32_rows_are_labelled_and_compared_with_cublas_tf32():
+    rec = gpu_record([kr(0, 1e-5), kr(0, 1e-6, precision="tf32", err=3e-4), kr(14, 2e-6, precision="tf32", err=4e-4),
+                      kr(15, 5e-6, precision="3xtf32"), kr(12, 1e-5)])
+    cols = result_columns(rec)
+    rows = {(r[0], r[2]): dict(zip(cols, r)) for r in result_rows(rec)}
+    assert rows[("14", "TF32")]["% cuBLAS"] == "50.0"  # of cuBLAS TF32, not of SGEMM
+    assert rows[("15", "3XTF32")]["% cuBLAS"] == "200.0"  # FP32-accurate: of SGEMM
+    assert rows[("0", "TF32")]["% cuBLAS"] == "1,000.0"  # the TF32 library row against SGEMM
+    assert rows[("14", "TF32")]["% FP32 peak"] == "-" and rows[("14", "TF32")]["max rel err"] == "4.0e-04"
+    assert any("TF32 rows round inputs" in line for line in footer_lines(rec))
+
+
+def test_tuned_and_selected_parameters_are_shown():
+    rec = gpu_record([kr(0, 1e-5), kr(12, 1e-5, params={"BM": 128}, params_source="tuned"),
+                      kr(13, 1e-5, params={"SPLITS": 4}, params_source="selected")])
+    rows = {r[0]: r for r in result_rows(rec)}
+    assert rows["12"][1] == "rung12 (tuned)" and rows["13"][1] == "rung13"
+    footer = "\n".join(footer_lines(rec))
+    assert "tuned (gemmbench tune): BM=128" in footer and "chosen for the shape: SPLITS=4" in footer
+
+
+def test_tuning_rows_rank_verified_candidates():
+    rec = gpu_record([kr(0, 1e-5), kr(9, 2e-5, params={"BK": 8}), kr(9, 1e-5, params={"BK": 16}),
+                      kr(9, 0, status="fail", reason="wrong result", params={"BK": 32})], "tune")
+    header, rows, summary = tuning_rows(rec, top=5)
+    assert [r[0] for r in rows] == ["-", "1", "2"] and rows[1][2] == "BK=16" and rows[2][2] == "BK=8"
+    assert summary[0].startswith("3 candidates ran: 2 verified and timed, 1 failed")
+    assert any("BK=32" in line for line in summary)
+    assert rec.best_result(9).params == {"BK": 16}
 
 
 def test_markdown_and_csv():

@@ -99,3 +99,29 @@ def test_blocked_check_matches_whole_array_maths():
     bad[1099, 39] = np.nan
     v = check(bad, ref, absref, 64)
     assert v.nonfinite == 1 and v.max_rel_error == np.inf
+
+
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """Round float32 to TF32 (10 mantissa bits), nearest, ties away: as cvt.rna.tf32.f32."""
+    bits = x.astype(np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+def test_tf32_results_pass_only_the_tf32_bound(problem):
+    ref, absref = _reference(problem)
+    C = _tf32(problem.A) @ _tf32(problem.B)
+    expect = Expectation.of(ref, absref, problem.shape.K)
+    assert expect.check(C, "tf32").passed
+    assert not expect.check(C, "fp32").passed  # TF32 is not FP32-accurate
+    assert tolerance(4096, "tf32") == pytest.approx(2.0 ** 13 * tolerance(4096, "fp32"))
+
+
+def test_3xtf32_split_is_judged_as_fp32_and_passes(problem):
+    """a = big + small, both TF32; big*big + big*small + small*big recovers FP32 accuracy."""
+    ref, absref = _reference(problem)
+    a_big, b_big = _tf32(problem.A), _tf32(problem.B)
+    a_small, b_small = _tf32(problem.A - a_big), _tf32(problem.B - b_big)
+    C = a_small @ b_big + a_big @ b_small + a_big @ b_big
+    expect = Expectation.of(ref, absref, problem.shape.K)
+    assert tolerance(513, "3xtf32") == tolerance(513, "fp32")
+    assert expect.check(C, "3xtf32").passed

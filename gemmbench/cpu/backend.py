@@ -143,6 +143,9 @@ class CpuBackend:
         self.B = np.ascontiguousarray(problem.B, dtype=np.float32)
         self.C = np.zeros((problem.shape.M, problem.shape.N), dtype=np.float32)
 
+    def default_params(self, spec: KernelSpec) -> tuple[dict, str]:
+        return dict(spec.params), "default"
+
     def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
         if self.A is None:
             raise RuntimeError("load(problem) before prepare(spec)")

@@ -7,6 +7,7 @@ import numpy as np
 from ..backend import Budget, Gemm, Problem, Shape, SkipKernel
 from ..ladder import KernelSpec, Params
 from . import compile as kernels
+from . import drivers
 from .cublas import Cublas, CublasUnavailable
 from .device import free_memory, gpu_info, nvcc_version, open_device, sm_clock_now
 from .timing import EventTimer
@@ -25,15 +26,17 @@ class GpuBackend:
 
     device = "gpu"
 
-    def __init__(self, log=None):
-        self.cuda, _ = open_device()
+    def __init__(self, log=None, tuning=None):
+        self.cuda, device = open_device()
+        self.max_shared_bytes = device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        self.tuning = tuning  # a gemmbench.tuning.TuningCache, or None to ignore tuned parameters
         self.info = gpu_info()
         self.stream = self.cuda.Stream()
         self.timer = EventTimer(self.stream, self.info.compute_capability, self.info.l2_bytes)
         self._widen = kernels.load_source(_WIDEN_SOURCE, "widen", self.info.compute_capability)
         self._widen.prepare("PPqi")
         self._log = log or (lambda message: None)
-        self._cublas: Cublas | None = None
+        self._cublas: dict[str, Cublas] = {}
         self._cublas_error: str | None = None
         self.shape: Shape | None = None
         self.last_measure_notes: dict = {}
@@ -41,14 +44,18 @@ class GpuBackend:
     # -- cuBLAS is optional: without it the hand-written rungs still run ----
     @property
     def cublas(self) -> Cublas:
-        if self._cublas is None and self._cublas_error is None:
+        return self._cublas_handle("fp32")
+
+    def _cublas_handle(self, precision: str) -> Cublas:
+        """One handle per math mode (FP32, TF32), so neither call changes the other's."""
+        if precision not in self._cublas and self._cublas_error is None:
             try:
-                self._cublas = Cublas(self.stream)
+                self._cublas[precision] = Cublas(self.stream, tf32=precision == "tf32")
             except CublasUnavailable as exc:
                 self._cublas_error = str(exc)
-        if self._cublas is None:
+        if precision not in self._cublas:
             raise SkipKernel(self._cublas_error)
-        return self._cublas
+        return self._cublas[precision]
 
     def environment(self) -> dict:
         env = {"gpu": self.info.to_dict(), "nvcc": nvcc_version(), **sm_clock_now()}  # nvcc: memoized
@@ -79,27 +86,50 @@ class GpuBackend:
         self.B = gpuarray.to_gpu(problem.B)
         self.C = gpuarray.empty((problem.shape.M, problem.shape.N), np.float32)
 
+    def default_params(self, spec: KernelSpec) -> tuple[dict, str]:
+        """The parameters a rung runs with at the loaded shape, and where they
+        come from: "tuned" (the tuning cache), "selected" (the rung's per-shape
+        choice) or "default"."""
+        if spec.is_baseline:
+            return {}, "default"
+        run_spec = spec.for_device(self.info.compute_capability)
+        if self.tuning is not None:
+            tuned = self.tuning.lookup(self.info.name, run_spec, self.shape)
+            if tuned is not None:
+                return tuned, "tuned"
+        M, N, K = self.shape.M, self.shape.N, self.shape.K
+        return run_spec.params_for(M, N, K, self.info.sm_count), "selected" if run_spec.select else "default"
+
     def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
         M, N, K = self.shape.M, self.shape.N, self.shape.K
         A, B, C = self.A.gpudata, self.B.gpudata, self.C.gpudata
         if spec.is_baseline:
-            blas = self.cublas
+            blas = self._cublas_handle(spec.precision)
             return lambda alpha, beta: blas.sgemm(M, N, K, alpha, A, B, beta, C)
-        if self.info.compute_capability < spec.min_cc:
+        cc = self.info.compute_capability
+        if cc < spec.min_cc:
             raise SkipKernel("needs compute capability %d.%d" % spec.min_cc)
-        p = dict(spec.params if params is None else params)
-        reason = spec.invalid_reason(p)
+        run_spec = spec.for_device(cc)
+        p = dict(self.default_params(spec)[0] if params is None else params)
+        reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
-        self._log(f"SourceModule {spec.source} {' '.join(kernels.nvcc_options(spec, p))} "
-                  f"-arch {kernels.arch_for(self.info.compute_capability)} (nvcc runs only on a cache miss)")
-        function = kernels.load_function(spec, self.info.compute_capability, p)
-        function.prepare("iiifPPfP")
-        grid, block, stream = spec.grid(M, N, K, p), spec.block(p), self.stream
-        if grid[1] > 65535 or grid[2] > 65535:
-            raise SkipKernel(f"grid {grid} exceeds CUDA's 65535 limit in y/z")
-        return lambda alpha, beta: function.prepared_async_call(grid, block, stream, M, N, K, alpha,
-                                                                A, B, beta, C)
+        self._log(f"SourceModule {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
+                  f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
+        module = kernels.load_module(run_spec, cc, p)
+        return drivers.build(drivers.LaunchContext(
+            run_spec, p, module, self.shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
+            self._workspace, self._allow_shared))
+
+    def _allow_shared(self, function, shared_bytes: int) -> None:
+        function.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
+
+    def _workspace(self, floats: int):
+        """Scratch memory for a call (split-K partial sums, split operands)."""
+        try:
+            return self.cuda.mem_alloc(4 * max(1, floats))
+        except self.cuda.MemoryError:
+            raise SkipKernel(f"no GPU memory for a {4 * floats / 2**20:.0f} MiB workspace") from None
 
     def set_c(self, c: np.ndarray) -> None:
         self.stream.synchronize()

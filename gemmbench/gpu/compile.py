@@ -47,7 +47,21 @@ def nvcc_options(spec: KernelSpec, params: Params | None = None) -> list[str]:
 
 
 def arch_for(compute_capability: tuple[int, int]) -> str:
-    return "sm_%d%d" % compute_capability
+    return "sm_%d%d" % tuple(compute_capability)
+
+
+def target_for(spec: KernelSpec, compute_capability: tuple[int, int]) -> tuple[str, str | None]:
+    """nvcc's (-arch, -code) for a rung. Architecture-specific rungs (wgmma)
+    need the sm_90a target on compute capability 9.0; the plain sm_90 target
+    lacks those instructions (and the source then compiles its fallback)."""
+    if spec.arch_specific and tuple(compute_capability) == (9, 0):
+        return "compute_90a", "sm_90a"
+    return arch_for(compute_capability), None
+
+
+def describe_target(target: tuple[str, str | None]) -> str:
+    arch, code = target
+    return f"-arch {arch}" + (f" -code {code}" if code else "")
 
 
 def cache_dir() -> str:
@@ -58,9 +72,9 @@ def cache_dir() -> str:
 
 
 @lru_cache(maxsize=None)
-def _load(source: str, options: tuple[str, ...], arch: str):
+def _load(source: str, options: tuple[str, ...], arch: str, code: str | None = None):
     from pycuda.compiler import SourceModule
-    return SourceModule(source, options=list(options), arch=arch, no_extern_c=True,
+    return SourceModule(source, options=list(options), arch=arch, code=code, no_extern_c=True,
                         cache_dir=cache_dir())
 
 
@@ -69,7 +83,16 @@ def load_source(source: str, entry: str, compute_capability: tuple[int, int]):
     return _load(source, tuple(BASE_OPTIONS), arch_for(compute_capability)).get_function(entry)
 
 
-def load_function(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None = None):
-    """Compile (or fetch from cache) the rung and return its entry function."""
-    module = _load(expand_source(spec), tuple(nvcc_options(spec, params)), arch_for(compute_capability))
-    return module.get_function(spec.entry)
+def load_module(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None = None):
+    """Compile (or fetch from cache) the rung; its kernels by name via get_function."""
+    return _load(expand_source(spec), tuple(nvcc_options(spec, params)), *target_for(spec, compute_capability))
+
+
+def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> None:
+    """Run nvcc into the disk cache without touching the CUDA context, so a
+    tuner can build many candidates in threads; load_module then hits the cache.
+    Raises pycuda's CompileError with nvcc's message."""
+    from pycuda.compiler import compile as nvcc_compile
+    arch, code = target_for(spec, compute_capability)
+    nvcc_compile(expand_source(spec), options=list(nvcc_options(spec, params)), no_extern_c=True,
+                 arch=arch, code=code, cache_dir=cache_dir())

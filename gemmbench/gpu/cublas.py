@@ -82,20 +82,32 @@ def skcuda_cublas():
     return cublas
 
 
+CUBLAS_TF32_TENSOR_OP_MATH = 3  # cublasMath_t in cublas_api.h
+
+
 class Cublas:
     """A cuBLAS handle bound to a stream, with row-major GEMM calls.
 
     Row-major C = A @ B is column-major C^T = B^T @ A^T, so the operands swap
-    and no transpose is needed.
+    and no transpose is needed. With ``tf32`` the handle's math mode lets
+    cublasSgemm round its inputs to TF32 and run on tensor cores.
     """
 
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, tf32: bool = False):
         self.lib = skcuda_cublas()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.handle = self.lib.cublasCreate()
         if stream is not None:
             self.lib.cublasSetStream(self.handle, stream.handle)
+        if tf32:
+            self._set_math_mode(CUBLAS_TF32_TENSOR_OP_MATH)
+
+    def _set_math_mode(self, mode: int) -> None:
+        # scikit-cuda 0.5.3 predates cublasSetMathMode: call it on the library it loaded
+        status = self.lib._libcublas.cublasSetMathMode(ctypes.c_void_p(self.handle), ctypes.c_int(mode))
+        if status != 0:
+            raise CublasUnavailable(f"cublasSetMathMode({mode}) failed with status {status}")
 
     @property
     def version(self) -> str:

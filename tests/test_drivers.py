@@ -1,0 +1,92 @@
+"""What one GEMM call launches, per driver, with a stand-in for pycuda."""
+
+import dataclasses
+
+import pytest
+
+from gemmbench.backend import Shape, SkipKernel
+from gemmbench.gpu import drivers
+from gemmbench.ladder import KernelSpec
+
+
+class FakeFunction:
+    def __init__(self, name, calls):
+        self.name, self.calls, self.attributes = name, calls, {}
+
+    def prepare(self, arg_format):
+        self.arg_format = arg_format
+
+    def set_attribute(self, attribute, value):
+        self.attributes[attribute] = value
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        assert len(args) == len(self.arg_format), (self.name, args, self.arg_format)
+        self.calls.append((self.name, grid, block, args, shared_size))
+
+
+class FakeModule:
+    def __init__(self):
+        self.calls = []
+
+    def get_function(self, name):
+        return FakeFunction(name, self.calls)
+
+
+SPEC = KernelSpec(99, "test", "gpu", "-", source="x.cu", params={"SPLITS": 1},
+                  block=lambda p: (128, 1, 1), grid=lambda M, N, K, p: (2, 3, p.get("SPLITS", 1)))
+
+
+def context(spec=SPEC, params=None, shape=Shape(100, 60, 50)):
+    module, allocated = FakeModule(), []
+
+    def workspace(floats):
+        allocated.append(floats)
+        return 1000 + len(allocated)
+
+    ctx = drivers.LaunchContext(spec, dict(spec.params if params is None else params), module, shape,
+                                "A", "B", "C", "stream", 132, 227 * 1024, workspace,
+                                lambda function, n: function.set_attribute("max dynamic shared", n))
+    return ctx, module.calls, allocated
+
+
+def test_single_is_one_launch_of_the_common_signature():
+    ctx, calls, allocated = context()
+    drivers.build(ctx)(0.5, 2.0)
+    assert calls == [("sgemm", (2, 3, 1), (128, 1, 1), (100, 60, 50, 0.5, "A", "B", 2.0, "C"), 0)]
+    assert allocated == []
+
+
+def test_split_k_sums_slices_into_a_workspace_then_reduces():
+    spec = dataclasses.replace(SPEC, driver="split_k")
+    ctx, calls, allocated = context(spec, {"SPLITS": 4})
+    drivers.build(ctx)(0.75, -1.5)
+    assert allocated == [4 * 100 * 60]
+    (name1, grid1, _, args1, _), (name2, grid2, block2, args2, _) = calls
+    assert name1 == "sgemm" and grid1 == (2, 3, 4) and args1[-1] == 1001
+    assert name2 == "reduce_splits" and args2 == (100, 60, 4, 0.75, 1001, -1.5, "C") and block2 == (256, 1, 1)
+
+
+def test_split_k_with_one_split_needs_no_workspace():
+    spec = dataclasses.replace(SPEC, driver="split_k")
+    ctx, calls, allocated = context(spec, {"SPLITS": 1})
+    drivers.build(ctx)(1.0, 0.0)
+    assert [c[0] for c in calls] == ["sgemm"] and calls[0][3][-1] == 0 and allocated == []
+
+
+def test_presplit_a_splits_a_then_multiplies():
+    spec = dataclasses.replace(SPEC, driver="presplit_a", smem=lambda p: 100 * 1024)
+    ctx, calls, allocated = context(spec)
+    drivers.build(ctx)(1.0, 0.0)
+    assert allocated == [100 * 50, 100 * 50]
+    assert calls[0][0] == "split_tf32" and calls[0][3] == (5000, "A", 1001, 1002)
+    assert calls[1][0] == "sgemm" and calls[1][3][4:6] == (1001, 1002) and calls[1][4] == 100 * 1024
+    assert ctx.module is not None
+
+
+def test_too_much_shared_memory_or_grid_is_a_skip():
+    spec = dataclasses.replace(SPEC, smem=lambda p: 300 * 1024)
+    with pytest.raises(SkipKernel, match="shared memory"):
+        drivers.build(context(spec)[0])
+    spec = dataclasses.replace(SPEC, grid=lambda M, N, K, p: (1, 70000, 1))
+    with pytest.raises(SkipKernel, match="65535"):
+        drivers.build(context(spec)[0])

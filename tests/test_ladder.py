@@ -1,0 +1,43 @@
+"""The registry: lookups, per-device records, per-shape parameters."""
+
+import dataclasses
+
+import pytest
+
+from gemmbench.ladder import GPU_LADDER, KernelSpec, baselines, comparison_precision, get_spec
+
+
+def test_rung_0_is_sgemm_and_cublas_tf32_is_its_companion():
+    assert get_spec("gpu", 0).name == "cuBLAS" and get_spec("gpu", 0).precision == "fp32"
+    assert [b.precision for b in baselines("gpu")] == ["fp32", "tf32"]
+    assert [b.precision for b in baselines("cpu")] == ["fp32"]
+    with pytest.raises(KeyError, match="valid: 0, 1"):
+        get_spec("gpu", 99)
+
+
+def test_comparison_precision():
+    assert comparison_precision("tf32") == "tf32"
+    assert comparison_precision("3xtf32") == comparison_precision("fp32") == "fp32"
+
+
+def test_arch_specific_rungs_fall_back_off_hopper():
+    fallback = KernelSpec(14, "x", "gpu", "-", source="x.cu", params={"TC_BM": 64})
+    spec = KernelSpec(14, "x", "gpu", "-", source="x.cu", params={"BM": 128}, arch_specific=True,
+                      fallback=fallback)
+    assert spec.for_device((9, 0)) is spec
+    assert spec.for_device((8, 0)) is fallback and spec.for_device((10, 0)) is fallback
+    plain = dataclasses.replace(spec, arch_specific=False)
+    assert plain.for_device((8, 0)) is plain
+
+
+def test_select_picks_parameters_per_shape():
+    spec = KernelSpec(13, "x", "gpu", "-", source="x.cu", params={"SPLITS": 1},
+                      select=lambda M, N, K, sms: {"SPLITS": 4 if M * N < sms * 64 * 64 else 1})
+    assert spec.params_for(256, 256, 4096, 132) == {"SPLITS": 4}
+    assert spec.params_for(4096, 4096, 4096, 132) == {"SPLITS": 1}
+    assert dataclasses.replace(spec, select=None).params_for(1, 1, 1, 132) == {"SPLITS": 1}
+
+
+@pytest.mark.parametrize("spec", [s for s in GPU_LADDER if s.search_space], ids=lambda s: f"rung{s.id}")
+def test_search_spaces_name_real_parameters(spec):
+    assert set(spec.search_space) <= set(spec.params)

@@ -1,0 +1,76 @@
+"""The tuning cache and candidate enumeration (no GPU needed)."""
+
+import dataclasses
+import json
+
+from gemmbench.backend import Shape
+from gemmbench.ladder import get_spec
+from gemmbench.tuning import TuningCache, candidates, shape_class, source_digest
+
+RUNG9 = get_spec("gpu", 9)
+SHAPE = Shape(4096, 4096, 4096)
+
+
+def test_shape_class_rounds_each_dimension_to_a_power_of_two():
+    assert shape_class(Shape(1000, 1024, 1100)) == "1024x1024x1024"
+    assert shape_class(Shape(4096, 3000, 2800)) == "4096x4096x2048"  # the log-scale midpoint is 2896
+    assert shape_class(Shape(1, 3, 7)) == "1x4x8"
+
+
+def test_candidates_are_valid_and_start_with_the_defaults():
+    found, valid = candidates(RUNG9)
+    assert found[0] == dict(RUNG9.params) and len(found) == valid > 10
+    assert all(RUNG9.invalid_reason(p) is None for p in found)
+    assert len({tuple(sorted(p.items())) for p in found}) == len(found)
+
+
+def test_candidate_limit_is_a_seeded_sample():
+    a, valid = candidates(RUNG9, limit=5, seed=3)
+    b, _ = candidates(RUNG9, limit=5, seed=3)
+    assert len(a) == 5 and a == b and a[0] == dict(RUNG9.params) and valid > 5
+
+
+def test_store_then_lookup_round_trip(tmp_path):
+    cache = TuningCache(tmp_path / "tuning.json")
+    best = {**RUNG9.params, "BK": 8}
+    assert cache.store("NVIDIA H200", RUNG9, SHAPE, best, 40000.0, 12) is None
+    again = TuningCache(tmp_path / "tuning.json")
+    assert again.lookup("NVIDIA H200", RUNG9, Shape(4000, 4000, 4100)) == best  # same shape class
+    assert again.lookup("NVIDIA H200", RUNG9, Shape(1024, 1024, 1024)) is None
+    assert again.lookup("NVIDIA A100", RUNG9, SHAPE) is None
+
+
+def test_entries_of_a_changed_kernel_or_invalid_params_are_ignored(tmp_path):
+    path = tmp_path / "tuning.json"
+    TuningCache(path).store("GPU", RUNG9, SHAPE, dict(RUNG9.params), 1.0, 1)
+    data = json.loads(path.read_text())
+    (entry,) = data["entries"].values()
+    entry["source_digest"] = "0" * 16  # the source changed since
+    path.write_text(json.dumps(data))
+    assert TuningCache(path).lookup("GPU", RUNG9, SHAPE) is None
+    entry["source_digest"] = source_digest(RUNG9)
+    entry["params"] = {**RUNG9.params, "TM": 3}  # no longer accepted by check()
+    path.write_text(json.dumps(data))
+    assert TuningCache(path).lookup("GPU", RUNG9, SHAPE) is None
+
+
+def test_an_unreadable_cache_is_moved_aside_not_overwritten(tmp_path):
+    path = tmp_path / "tuning.json"
+    path.write_text("{not json")
+    cache = TuningCache(path)
+    assert cache.lookup("GPU", RUNG9, SHAPE) is None and cache.problem
+    note = cache.store("GPU", RUNG9, SHAPE, dict(RUNG9.params), 1.0, 1)
+    assert "moved to" in note
+    (aside,) = tmp_path.glob("tuning.json.unreadable-*")
+    assert aside.read_text() == "{not json"
+    assert TuningCache(path).lookup("GPU", RUNG9, SHAPE) == dict(RUNG9.params)
+
+
+def test_digest_follows_the_source(tmp_path, monkeypatch):
+    import gemmbench.tuning as tuning
+    (tmp_path / "x.cu").write_text("a")
+    monkeypatch.setattr(tuning, "source_dir", lambda name: tmp_path)
+    spec = dataclasses.replace(RUNG9, source="x.cu")
+    before = source_digest(spec)
+    (tmp_path / "x.cu").write_text("b")
+    assert source_digest(spec) != before
