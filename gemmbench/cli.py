@@ -23,6 +23,7 @@ from .sweep import parse_sweep, sweep_shapes
 _STARTED = time.perf_counter()
 DEFAULT_SIZE = {"gpu": 4096, "cpu": 1024}
 DEFAULT_BUDGET = {"gpu": Budget(0.05, 10, 200, 0.5), "cpu": Budget(0.2, 3, 50, 2.0)}
+TUNE_BUDGET_SECONDS = 0.15
 
 
 class UserError(click.ClickException):
@@ -310,6 +311,8 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
 def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     """Search a rung's parameter space at one shape; store the best for this GPU."""
     opts.update(kernel=kernel_id, limit=limit, top=top, m=m, n=n, k=k, no_tune_cache=True)
+    if opts["budget"] is None:  # many candidates: a shorter look at each than run's
+        opts["budget"] = TUNE_BUDGET_SECONDS
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     if session.gpu is None:
@@ -329,7 +332,8 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     found, valid = candidates(run_spec, limit, opts["seed"])
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
-    entries = session.entries([0]) + [Entry(gpu, spec, params=p) for p in built]
+    entries = [e for e in session.entries([kernel_id]) if e.spec.is_baseline] + \
+        [Entry(gpu, spec, params=p) for p in built]
     cache = TuningCache()
 
     def show(record):

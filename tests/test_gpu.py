@@ -9,7 +9,8 @@ import pytest
 from gemmbench import cli
 from gemmbench.backend import Budget, Problem, Shape
 from gemmbench.bench import expectations, verify_kernel
-from gemmbench.ladder import GPU_LADDER, get_spec
+from gemmbench.ladder import GPU_LADDER, baselines, get_spec
+from gemmbench.verify import tolerance
 
 pytestmark = pytest.mark.gpu
 
@@ -86,3 +87,31 @@ def test_run_command_on_gpu(capsys, tmp_path):
     assert [r["kernel_id"] for r in data["results"]] == [0, 10]
     assert all(r["status"] == "pass" for r in data["results"])
     assert data["environment"]["gpu"]["sm_count"] > 0
+
+
+def test_cublas_tf32_really_runs_in_tf32(gpu):
+    """The math mode took effect: errors are TF32-sized, beyond the FP32 bound."""
+    problem = Problem.random(Shape(512, 512, 64), seed=4)  # small K: TF32 error far above the FP32 bound
+    gpu.load(problem)
+    passes = expectations(problem, *gpu.reference(problem))
+    fp32, tf32 = baselines("gpu")
+    assert verify_kernel(gpu, gpu.prepare(fp32), passes, "fp32").passed
+    v = verify_kernel(gpu, gpu.prepare(tf32), passes, "tf32")
+    assert v.passed and v.max_rel_error > tolerance(64, "fp32")
+
+
+def test_tune_stores_the_best_and_run_uses_it(capsys, tmp_path, monkeypatch):
+    import json
+    monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path))
+    small = ["-m", "256", "-n", "256", "-k", "256", "--budget", "0.01", "--no-save"]
+    code = cli.main(["tune", "-i", "9", "--limit", "3", "--device", "gpu", *small])
+    out = capsys.readouterr().out
+    assert code == 0 and "candidates ran: 3 verified and timed" in out
+    stored = json.loads((tmp_path / "tuning.json").read_text())["entries"]
+    assert len(stored) == 1 and "rung 9" in next(iter(stored))
+    code = cli.main(["run", "-i", "9", "--device", "gpu", *small, "--json"])
+    (rung9,) = [r for r in json.loads(capsys.readouterr().out)["results"] if r["kernel_id"] == 9]
+    assert code == 0 and rung9["params_source"] == "tuned" and rung9["params"] == next(iter(stored.values()))["params"]
+    code = cli.main(["run", "-i", "9", "--device", "gpu", *small, "--json", "--no-tune-cache"])
+    (rung9,) = [r for r in json.loads(capsys.readouterr().out)["results"] if r["kernel_id"] == 9]
+    assert code == 0 and rung9["params_source"] == "default"
