@@ -2,7 +2,9 @@
 at one shape, with no timing (the blocking kernel would stall a serialising
 sanitizer) and a numpy reference (so only our kernels run on the GPU).
 
-    compute-sanitizer --tool racecheck python3 benchmarks/sanitize.py 127 255 511
+    compute-sanitizer --tool racecheck python3 benchmarks/sanitize.py 127 255 511 [12,13,14,15]
+
+The optional fourth argument picks rungs (default: every hand-written rung).
 """
 
 import sys
@@ -17,6 +19,7 @@ from gemmbench.ladder import GPU_LADDER
 
 def main() -> int:
     shape = Shape(*map(int, sys.argv[1:4]))
+    wanted = {int(i) for i in sys.argv[4].split(",")} if len(sys.argv) > 4 else None
     gpu = GpuBackend()
     problem = Problem.random(shape, seed=1)
     gpu.load(problem)
@@ -24,7 +27,7 @@ def main() -> int:
     passes = expectations(problem, a @ b, np.abs(a) @ np.abs(b))
     failed = 0
     for spec in GPU_LADDER:
-        if spec.is_baseline:
+        if spec.is_baseline or (wanted is not None and spec.id not in wanted):
             continue
         v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
         failed += not v.passed
