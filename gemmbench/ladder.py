@@ -203,6 +203,118 @@ def _check_double_buffered(p: Params) -> str | None:
     return _check_warptile(p) or _warptile_resources_reason(p, buffers=2)
 
 
+# --- tensor cores (rungs 14-15) ----------------------------------------------
+# On Hopper (sm_90a): wgmma, one warpgroup per 64 columns of C, the C tile
+# computed transposed (B is the register operand, A the shared-memory one),
+# a 1-D grid over BM x BN tiles. Elsewhere: the mma.sync fallback of
+# tf32_mma_sync.cuh with its own TC_ parameters and a 2-D grid.
+
+_SMEM_OPT_IN_MAX = 227 * 1024  # per block on sm_90 after opting in
+
+
+def _wgmma_block(p: Params) -> Dim3:
+    return (128 * (p["BN"] // 64), 1, 1)
+
+
+def _wgmma_grid(M: int, N: int, K: int, p: Params) -> Dim3:
+    return (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, 1)
+
+
+def _wgmma_smem(p: Params, a_tiles: int = 1) -> int:
+    """STAGES ring slots of the A tile(s) (BM x BK) and the padded B tile
+    (BK x (BN + 8)), plus 1 KiB to align the ring to 1024 bytes (swizzle)."""
+    return p["STAGES"] * (a_tiles * p["BM"] * p["BK"] + p["BK"] * (p["BN"] + 8)) * 4 + 1024
+
+
+def _check_wgmma(p: Params) -> str | None:
+    if p["BN"] % 64 or not 1 <= p["BN"] // 64 <= 4:
+        return "BN must be 64..256 in steps of 64 (one warpgroup per 64 columns)"
+    if p["BM"] not in (64, 128, 192, 256):
+        return "BM (the wgmma N) must be 64, 128, 192 or 256"
+    if p["BK"] not in (16, 32):
+        return "BK must be 16 (64-byte swizzle) or 32 (128-byte swizzle)"
+    if p["STAGES"] < 3:
+        return "STAGES must be at least 3"
+    if p["BN"] > 128 and p["BM"] > 128:
+        return "more than 2 warpgroups leave too few registers for BM/2 accumulators"
+    if _wgmma_smem(p) > _SMEM_OPT_IN_MAX:
+        return f"{_wgmma_smem(p)} bytes of shared memory exceed 227 KiB"
+    return None
+
+
+def _check_3xtf32_wgmma(p: Params) -> str | None:
+    reason = _check_wgmma(dict(p, STAGES=3))
+    if reason:
+        return reason
+    if p["STAGES"] < 3:
+        return "STAGES must be at least 3"
+    if p["FLUSH"] < 1 or p["FLUSH"] * p["BK"] > 64:
+        return "FLUSH*BK must be 1..64: tensor-core partial sums of at most 64 terms keep FP32 accuracy"
+    if p["BN"] != 128:
+        return "BN must be 128 (the second accumulator set needs the 255-register cap)"
+    if p["BM"] > 192 or (p["BM"] == 192 and p["BK"] == 32):
+        return "BM <= 192 (BK=16 at 192): accumulators and partial sums must fit in registers"
+    if _wgmma_smem(p, 2) > _SMEM_OPT_IN_MAX:
+        return f"{_wgmma_smem(p, 2)} bytes of shared memory exceed 227 KiB"
+    return None
+
+
+def _tc_threads(p: Params) -> int:
+    return (p["TC_BM"] // p["TC_WM"]) * (p["TC_BN"] // p["TC_WN"]) * 32
+
+
+def _tc_smem_bytes(p: Params, three: bool) -> int:
+    """Static shared memory: TC_STAGES x (A tile [twice for 3xTF32: big and small] + B tile)."""
+    return 4 * p["TC_STAGES"] * p["TC_BK"] * ((2 if three else 1) * p["TC_BM"] + p["TC_BN"])
+
+
+def _check_tc(p: Params, three: bool) -> str | None:
+    """The mma.sync fallback's constraints, with a register estimate fitted to ptxas 13.0."""
+    bm, bn, bk, wm, wn = p["TC_BM"], p["TC_BN"], p["TC_BK"], p["TC_WM"], p["TC_WN"]
+    if bm % wm or bn % wn:
+        return "TC_BM must be a multiple of TC_WM and TC_BN of TC_WN"
+    if wm % 16 or wn not in (32, 64):
+        return "TC_WM must be a multiple of 16 and TC_WN 32 or 64"
+    if bk % 16 or bn % 32:
+        return "TC_BK must be a multiple of 16 and TC_BN of 32"
+    if p["TC_STAGES"] < 2:
+        return "TC_STAGES must be at least 2"
+    threads = _tc_threads(p)
+    if not 128 <= threads <= 1024:
+        return f"{threads} threads: need 4 to 32 warps (ptxas spills the 2-warp shapes)"
+    a_chunks, b_chunks = bm * bk // 4, bk * bn // 4
+    if a_chunks % threads or b_chunks % threads:
+        return "each thread must copy a whole number of 16-byte chunks of the A and B tiles"
+    smem = _tc_smem_bytes(p, three)
+    if smem > 48 * 1024:
+        return f"{smem} bytes of static shared memory exceed 48 KiB"
+    # accumulators (twice with 3xTF32's per-tile flush), one k-group of fragments, ~5 per 16-byte copy of a stage
+    flush = three and p.get("TC_FLUSH", 1) != 0
+    need = (wm * wn // 32 * (2 if flush else 1) + (wm // 16) * (16 if three else 8) + (wn // 8) * 4
+            + 5 * ((2 if three else 1) * a_chunks + b_chunks) // threads + 16)
+    budget = min(255, 65536 // threads)
+    if need > budget:
+        return f"about {need} registers per thread needed, {budget} available: it would spill"
+    return None
+
+
+_TC_SPACE = {"TC_BM": [64, 128, 256], "TC_BN": [64, 128, 256], "TC_BK": [16, 32],
+             "TC_WM": [32, 64], "TC_WN": [32, 64], "TC_STAGES": [2, 3, 4], "TC_GROUP": [1, 8]}
+_TC_CONSTRAINTS = ("threads = (TC_BM/TC_WM)*(TC_BN/TC_WN)*32 in 128..1024; TC_WM % 16 == 0, TC_WN in {32, 64}; "
+                   "TC_BK % 16 == 0; whole 16-byte chunks per thread; static smem <= 48 KiB; registers fit")
+
+
+def _mma_sync_fallback(id: int, name: str, source: str, precision: str, driver: str, three: bool,
+                       params: Params) -> "KernelSpec":
+    """The record a wgmma rung runs as without sm_90a: same source, its mma.sync branch."""
+    return KernelSpec(id, name, "gpu", "mma.sync fallback (no wgmma on this GPU)", source=source, params=params,
+                      search_space=_TC_SPACE,
+                      check=lambda p: _check_tc(p, three), constraints=_TC_CONSTRAINTS,
+                      block=lambda p: (_tc_threads(p), 1, 1),
+                      grid=lambda M, N, K, p: (ceil_div(N, p["TC_BN"]), ceil_div(M, p["TC_BM"]), 1),
+                      driver=driver, precision=precision, min_cc=(8, 0))
+
+
 _BLOCKTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
                     "TM": [4, 8, 16], "TN": [4, 8, 16]}
 _WARPTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
@@ -260,6 +372,28 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                search_space=_WARPTILE_SPACE,
                **{**_WARPTILE, "check": _check_double_buffered,
                   "constraints": _WARPTILE["constraints"] + "; two shared buffers within 48 KiB"}),
+    KernelSpec(14, "TF32 wgmma", "gpu", "tensor cores: wgmma on TF32-rounded inputs, fed by a cp.async ring into swizzled shared memory (mma.sync off Hopper)",
+               source="14_tf32_wgmma.cu", params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8},
+               search_space={"BM": [128, 192, 256], "BN": [128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
+                             "GROUP_M": [4, 8, 16]},
+               check=_check_wgmma, constraints="BM in {64,128,192,256}; BN = 64 per warpgroup; BK in {16,32}; "
+                                               "STAGES >= 3; smem <= 227 KiB",
+               block=_wgmma_block, grid=_wgmma_grid, smem=_wgmma_smem, arch_specific=True, precision="tf32",
+               min_cc=(8, 0),
+               fallback=_mma_sync_fallback(14, "TF32 wgmma", "14_tf32_wgmma.cu", "tf32", "single", False,
+                                           {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64,
+                                            "TC_STAGES": 3, "TC_GROUP": 8})),
+    KernelSpec(15, "3xTF32 wgmma", "gpu", "FP32 accuracy from TF32 tensor cores: x = big + small, three wgmmas per step, partial sums flushed into FP32",
+               source="15_3xtf32_wgmma.cu", params={"BM": 192, "BN": 128, "BK": 16, "STAGES": 6, "FLUSH": 2, "GROUP_M": 8},
+               search_space={"BM": [128, 192], "BN": [128], "BK": [16, 32], "STAGES": [3, 4, 5, 6, 8],
+                             "FLUSH": [1, 2, 4], "GROUP_M": [8]},
+               check=_check_3xtf32_wgmma,
+               constraints="as rung 14, with BN = 128, BM <= 192 and FLUSH*BK <= 64",
+               block=_wgmma_block, grid=_wgmma_grid, smem=lambda p: _wgmma_smem(p, 2), driver="presplit_a",
+               arch_specific=True, precision="3xtf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(15, "3xTF32 wgmma", "15_3xtf32_wgmma.cu", "3xtf32", "presplit_a", True,
+                                           {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
+                                            "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
 )
 
 
