@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+from . import shape_select as multistage
+
 Params = Mapping[str, int]
 Dim3 = tuple[int, int, int]
 
@@ -372,6 +374,15 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                search_space=_WARPTILE_SPACE,
                **{**_WARPTILE, "check": _check_double_buffered,
                   "constraints": _WARPTILE["constraints"] + "; two shared buffers within 48 KiB"}),
+    KernelSpec(12, "multistage cp.async", "gpu", "a 3-stage cp.async ring straight into XOR-swizzled shared memory (no bank conflicts), 256x128 tiles of 8x16 per thread",
+               source="12_multistage.cu", params=dict(multistage.R12_DEFAULT),
+               search_space=multistage.SEARCH_SPACE, check=multistage.check, constraints=multistage.CONSTRAINTS,
+               block=multistage.block, grid=multistage.grid, smem=multistage.smem, min_cc=(8, 0)),
+    KernelSpec(13, "shape adaptive", "gpu", "rung 12's loop with tiles and split-K chosen per shape, so small shapes fill the SMs",
+               source="13_shape_adaptive.cu", params={**multistage.CONFIGS["large"], "SPLITS": 1},
+               search_space=multistage.SEARCH_SPACE_13, check=multistage.check,
+               constraints=multistage.CONSTRAINTS + "; SPLITS >= 1", block=multistage.block, grid=multistage.grid,
+               smem=multistage.smem, driver="split_k", select=multistage.select, min_cc=(8, 0)),
     KernelSpec(14, "TF32 wgmma", "gpu", "tensor cores: wgmma on TF32-rounded inputs, fed by a cp.async ring into swizzled shared memory (mma.sync off Hopper)",
                source="14_tf32_wgmma.cu", params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8},
                search_space={"BM": [128, 192, 256], "BN": [128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],

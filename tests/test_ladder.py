@@ -41,3 +41,12 @@ def test_select_picks_parameters_per_shape():
 @pytest.mark.parametrize("spec", [s for s in GPU_LADDER if s.search_space], ids=lambda s: f"rung{s.id}")
 def test_search_spaces_name_real_parameters(spec):
     assert set(spec.search_space) <= set(spec.params)
+
+
+def test_rung_13_splits_k_for_small_shapes_and_not_for_large_ones():
+    spec = get_spec("gpu", 13)
+    small, large = spec.params_for(256, 256, 256, 132), spec.params_for(4096, 4096, 4096, 132)
+    assert small["SPLITS"] > 1 and small["BM"] * small["BN"] < large["BM"] * large["BN"]
+    assert large["SPLITS"] == 1 and {k: v for k, v in large.items() if k != "SPLITS"} == get_spec("gpu", 12).params
+    skinny = spec.params_for(64, 64, 16384, 132)  # two tiles of C, long K: split it
+    assert skinny["SPLITS"] >= 8

@@ -66,11 +66,12 @@ def test_an_unreadable_cache_is_moved_aside_not_overwritten(tmp_path):
     assert TuningCache(path).lookup("GPU", RUNG9, SHAPE) == dict(RUNG9.params)
 
 
-def test_digest_follows_the_source(tmp_path, monkeypatch):
-    import gemmbench.tuning as tuning
-    (tmp_path / "x.cu").write_text("a")
-    monkeypatch.setattr(tuning, "source_dir", lambda name: tmp_path)
+def test_digest_follows_the_source_and_what_it_inlines(tmp_path, monkeypatch):
+    import gemmbench.gpu.compile as compile
+    (tmp_path / "x.cu").write_text('#include "y.cuh"\na')
+    (tmp_path / "y.cuh").write_text("b")
+    monkeypatch.setattr(compile, "source_dir", lambda name: tmp_path)
     spec = dataclasses.replace(RUNG9, source="x.cu")
     before = source_digest(spec)
-    (tmp_path / "x.cu").write_text("b")
+    (tmp_path / "y.cuh").write_text("c")
     assert source_digest(spec) != before

@@ -1,0 +1,179 @@
+"""Parameters of the multistage FP32 rungs (12 and 13) and rung 13's per-shape choice.
+
+Rung 12 (``cuda_src/12_multistage.cu``) and rung 13 (``13_shape_adaptive.cu``,
+the same main loop plus split-K) take the same -D parameters:
+
+    BM, BN, BK    block tile (C tile BM x BN, K tile depth BK)
+    TM, TN        thread tile; a warp covers WM x WN = 8*TM x 4*TN
+    NUM_THREADS   32 * (BM / WM) * (BN / WN)
+    STAGES        shared-memory stages of the cp.async pipeline
+    MIN_BLOCKS    blocks per SM promised to __launch_bounds__ (register cap)
+    SPLITS        rung 13 only: K slices (grid z); not used by the kernel text
+
+``check``/``SEARCH_SPACE``/``smem``/``block``/``grid`` are what the KernelSpec
+records of both rungs use; ``select`` is rung 13's per-shape chooser.
+Pure Python: nothing here touches the GPU.
+"""
+
+from __future__ import annotations
+
+import math
+
+Params = dict
+
+SMEM_PER_BLOCK_MAX = 227 * 1024   # after opt-in (sm_80: 163 KiB; the tool skips what the GPU refuses)
+SMEM_PER_SM = 228 * 1024
+SMEM_RESERVED_PER_BLOCK = 1024    # the driver keeps 1 KiB per resident block
+REGISTERS_PER_SM = 65536
+
+# Rung 12's defaults: 256 x 128 tiles, 256 threads of 8 x 16, 3 stages of 32.
+R12_DEFAULT: Params = dict(BM=256, BN=128, BK=32, TM=8, TN=16, NUM_THREADS=256, STAGES=3, MIN_BLOCKS=1)
+
+SEARCH_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
+                "TM": [4, 8], "TN": [4, 8, 16], "NUM_THREADS": [64, 128, 256],
+                "STAGES": [3, 4, 5], "MIN_BLOCKS": [1, 2, 3, 4]}
+
+# Rung 13: the few compiled tile configurations select() chooses from.
+CONFIGS: dict[str, Params] = {
+    "small": dict(BM=64, BN=64, BK=16, TM=4, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=4),
+    "medium": dict(BM=128, BN=128, BK=16, TM=8, TN=8, NUM_THREADS=256, STAGES=4, MIN_BLOCKS=1),
+    "large": dict(R12_DEFAULT),
+}
+SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16)
+SEARCH_SPACE_13 = {**SEARCH_SPACE, "SPLITS": list(SPLIT_CHOICES)}
+
+
+def smem(p: Params) -> int:
+    """Dynamic shared memory: STAGES copies of the A (BM x BK) and B (BK x BN) tiles."""
+    return 4 * p["STAGES"] * p["BK"] * (p["BM"] + p["BN"])
+
+
+def block(p: Params) -> tuple[int, int, int]:
+    return (p["NUM_THREADS"], 1, 1)
+
+
+def grid(M: int, N: int, K: int, p: Params) -> tuple[int, int, int]:
+    """x over N, y over M, z over the K splits (1 for rung 12)."""
+    return (math.ceil(N / p["BN"]), math.ceil(M / p["BM"]), p.get("SPLITS", 1))
+
+
+def registers_needed(p: Params) -> int:
+    """Rough live registers per thread in the FMA loop: TM*TN accumulators,
+    A fragments (4 k-values per row: the next group's 4*TM while the current
+    group is still being used; counted as 6*TM), two B fragments of TN, about
+    24 for addresses, loop state and the copy bookkeeping, plus BK/2 for the
+    unrolled K tile. Calibrated against ptxas (CUDA 13, sm_80 and sm_90):
+    8 x 16 at BK=32 -> 248 (no spill at the 255 cap), at BK=64 -> 264 (ptxas
+    spills); 16 x 8 -> 268 (ptxas spills); 8 x 8 on 256 threads with 2
+    blocks/SM -> 160 > 128 (ptxas spills 112 bytes); 4 x 8 -> 104 (ptxas: 113-127)."""
+    return p["TM"] * p["TN"] + 6 * p["TM"] + 2 * p["TN"] + 24 + p["BK"] // 2
+
+
+def check(p: Params) -> str | None:
+    """Why a parameter combination of rungs 12/13 is invalid, or None."""
+    BM, BN, BK, TM, TN = p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]
+    threads, stages, min_blocks = p["NUM_THREADS"], p["STAGES"], p["MIN_BLOCKS"]
+    if min(BM, BN, BK, TM, TN, threads, stages, min_blocks) < 1:
+        return "all parameters must be positive"
+    if TN % 4:
+        return "TN must be a multiple of 4 (float4 B fragments)"
+    if BK % 8 or (BK // 4) & (BK // 4 - 1):
+        return "BK must be 8 times a power of two (an even number of 16-byte chunks a row; XOR swizzle)"
+    wm, wn = 8 * TM, 4 * TN
+    if BM % wm or BN % wn:
+        return f"BM must be a multiple of 8*TM={wm} and BN of 4*TN={wn} (warptile)"
+    if 32 * (BM // wm) * (BN // wn) != threads:
+        return f"NUM_THREADS must be 32 * (BM/(8*TM)) * (BN/(4*TN)) = {32 * (BM // wm) * (BN // wn)}"
+    if threads > 1024:
+        return "more than 1024 threads"
+    chunks_a, chunks_b = BK // 4, BN // 4
+    if threads % chunks_a or threads % chunks_b:
+        return "NUM_THREADS must be a multiple of BK/4 and of BN/4 (fixed copy column per thread)"
+    copies_a = -(-BM * chunks_a // threads)
+    if copies_a > 1 and (threads // chunks_a) % 8:
+        return "a thread's A rows must be a multiple of 8 apart (one swizzle per thread)"
+    if copies_a > 32:
+        return "more than 32 A chunks per thread"
+    if stages < 3:
+        return "STAGES must be at least 3 (the barrier before a tile's last slice waits with STAGES-3 pending)"
+    s = smem(p)
+    if s > SMEM_PER_BLOCK_MAX:
+        return f"{s} bytes of shared memory exceed 227 KiB"
+    if min_blocks * (s + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
+        return f"{min_blocks} blocks of {s} bytes of shared memory do not fit in an SM"
+    if min_blocks * threads > 2048:
+        return f"{min_blocks} blocks of {threads} threads exceed 2048 threads per SM"
+    cap = REGISTERS_PER_SM // (threads * min_blocks) // 8 * 8  # what __launch_bounds__ lets ptxas use
+    budget = 255 if cap >= 256 else cap - 4  # below 255, keep a little slack (64x128 8x8 at 168 spills 8 bytes)
+    need = registers_needed(p)
+    if need > budget:
+        return f"about {need} registers per thread needed, {budget} available: it would spill"
+    if p.get("SPLITS", 1) < 1:
+        return "SPLITS must be at least 1"
+    return None
+
+
+CONSTRAINTS = ("warps tile BMxBN in 8*TM x 4*TN warptiles; TN % 4 == 0, BK = 8 * 2^n, STAGES >= 3; "
+               "STAGES*4*BK*(BM+BN) <= 227 KiB and MIN_BLOCKS blocks fit an SM; registers fit without spilling")
+
+# --- rung 13's chooser -------------------------------------------------------
+# Fraction of an SM's FP32 peak each configuration's main loop reaches with
+# 8 or more warps resident (fitted to rung 13 on an H200: small 40.9, medium
+# 41.6, large 42.3 TFLOP/s at 2048^3 with no split, and the split-K sweeps
+# at 256..1024^3; the model's TFLOP/s land within ~7% of the measured ones).
+_EFFICIENCY = {"small": 0.62, "medium": 0.72, "large": 0.74}
+_WARPS_FOR_FULL_RATE = 8
+_PEAK_PER_SM = 2 * 128 * 1.755e9     # FP32 flop/s of one SM at the H200's sustained clock
+_BLOCK_OVERHEAD = 2.0e-6             # prologue (STAGES-1 tiles of latency) + epilogue of a block, s
+_REDUCE_LAUNCH = 2.5e-6              # the second kernel of a split call, s
+_REDUCE_BANDWIDTH = 3.0e12           # bytes/s for the partials (L2-resident at these sizes)
+
+
+def estimate(M: int, N: int, K: int, sm_count: int, name: str, splits: int) -> float:
+    """Model of one call's GPU time (seconds) for a configuration and split count."""
+    p = CONFIGS[name]
+    tiles = math.ceil(K / p["BK"])
+    per = math.ceil(tiles / splits)
+    splits = math.ceil(tiles / per)  # splits that do work
+    blocks = math.ceil(M / p["BM"]) * math.ceil(N / p["BN"]) * splits
+    waves = math.ceil(blocks / (sm_count * p["MIN_BLOCKS"]))
+    per_sm = min(p["MIN_BLOCKS"], math.ceil(blocks / sm_count))  # blocks sharing an SM
+    warps = per_sm * p["NUM_THREADS"] // 32
+    sm_rate = _PEAK_PER_SM * _EFFICIENCY[name] * min(1.0, warps / _WARPS_FOR_FULL_RATE)
+    block_time = 2.0 * p["BM"] * p["BN"] * per * p["BK"] / (sm_rate / per_sm) + _BLOCK_OVERHEAD
+    t = waves * block_time
+    if splits > 1:  # beta == 0: the partials are read once, C written once
+        t += _REDUCE_LAUNCH + (splits + 1) * M * N * 4 / _REDUCE_BANDWIDTH
+    return t
+
+
+def select(M: int, N: int, K: int, sm_count: int) -> Params:
+    """Rung 13's parameters for a shape: one of CONFIGS plus SPLITS.
+
+    Rule: for every configuration (small: 64x64 tiles of 4x8 per thread,
+    4 warps, 4 blocks/SM; medium: 128x128 of 8x8, 8 warps; large: 256x128 of
+    8x16, 8 warps) and every split count in SPLIT_CHOICES, estimate the
+    call's time as
+        waves * (one block's flops / its share of the SM's rate
+                 + a fixed prologue/epilogue cost)
+        + (if SPLITS > 1) a second launch + the partials' traffic,
+    where waves = ceil(blocks / (sm_count * blocks per SM)), blocks =
+    tiles * SPLITS, and an SM's rate is the configuration's measured
+    efficiency, scaled down when fewer than 8 warps share the SM; pick the
+    cheapest (see estimate()). On an H200 (132 SMs) this gives: 256^3
+    small/8 splits, 512^3 small/4, 1024^3 medium/2, 2048^3 and 4096^3
+    large/1 — in each case the fastest of the 3 x 8 combinations measured. Big tiles win when they fill the SMs (their loop is the most
+    efficient); small shapes get small tiles and split K until the blocks
+    cover the SMs, as long as the reduction does not cost more than it saves.
+    Ties go to fewer splits (deterministic, less workspace).
+    """
+    best = None
+    for name in CONFIGS:
+        for s in SPLIT_CHOICES:
+            if s > 1 and math.ceil(K / CONFIGS[name]["BK"]) < 2 * s:
+                continue  # at least two K tiles per split
+            t = estimate(M, N, K, sm_count, name, s)
+            if best is None or t < best[0] * 0.999:
+                best = (t, name, s)
+    _, name, s = best
+    return {**CONFIGS[name], "SPLITS": s}
