@@ -69,6 +69,7 @@
 // 0 or 4. C is written with 128-bit stores where a whole float4 is inside
 // C and aligned, guarded scalar stores otherwise; C is not read when beta == 0.
 #include "common.cuh"
+#include "ptx.cuh"
 
 constexpr int kWM = 8 * TM;               // warptile height (8 lanes down)
 constexpr int kWN = 4 * TN;               // warptile width (4 lanes across, float4s)
@@ -98,32 +99,6 @@ static_assert(BK % 8 == 0, "an even number of 4-slice groups: every tile starts 
 // Chunk c of A row r is stored at chunk c ^ a_swizzle(r) (see the header).
 __device__ __forceinline__ int a_swizzle(int r) {
     return kChunksA >= 8 ? (r & 7) : ((r / (8 / kChunksA)) & (kChunksA - 1));
-}
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// 16 bytes global -> shared; only `bytes` (0..16) are read, the rest is zero.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-// 16 bytes global -> shared, all of them read.
-__device__ __forceinline__ void cp_async16_full(unsigned dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-
-// 4 bytes global -> shared (any 4-byte aligned source); bytes is 0 or 4.
-__device__ __forceinline__ void cp_async4(unsigned dst, const void* src, int bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
 __device__ __forceinline__ int clamp_bytes(int floats_left) { return floats_left >= 4 ? 16 : (floats_left > 0 ? 4 * floats_left : 0); }

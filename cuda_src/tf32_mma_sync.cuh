@@ -1,6 +1,6 @@
 // Tensor-core SGEMM with mma.sync (sm_80 and later): the path that rungs 14
 // (TF32) and 15 (3xTF32) take where wgmma is missing (sm_80/86/89, and plain
-// sm_90 builds). Pasted textually after common.cuh; brings its own PTX.
+// sm_90 builds). Pasted textually after common.cuh; its PTX wrappers come from ptx.cuh.
 //
 //   template <bool kThreeTf32>
 //   __device__ void tf32_mma_sync_gemm(M, N, K, alpha, A_big, A_small, B, beta, C)
@@ -40,6 +40,8 @@
 // left in the matrix (zero-filled beyond); when rows are not 16-byte aligned
 // (K or N not a multiple of 4, or an unaligned pointer) each float is copied
 // on its own, 4 bytes with zero fill. C is written through gemm_epilogue(4).
+
+#include "ptx.cuh"
 
 #ifndef TC_BM
 #define TC_BM 128
@@ -104,30 +106,6 @@ __device__ __forceinline__ int b_swizzle(int k) {
     return kBQ == 1 ? t << 1 : (t & 1) | ((t & 2) << 1);
 }
 
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// cp.async: `bytes` (0..16, or 0/4) are read, the rest of the destination is zero-filled.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async4(unsigned dst, const void* src, int bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// fp32 -> TF32, round to nearest (ties away), as a .b32 MMA operand.
-__device__ __forceinline__ unsigned to_tf32(float x) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-
 // d += a * b (16x8x8, TF32 in, fp32 accumulate).
 __device__ __forceinline__ void mma_acc(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
     asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -165,7 +143,7 @@ __device__ __forceinline__ void load_tile_async(float* s, const float* g, const 
         for (int i = 0; i < kPerThread; ++i) {
             const int idx = threadIdx.x + i * kThreads;
             const int r = idx / kChunks, c = idx % kChunks;
-            cp_async16(smem_u32(s + r * (4 * kChunks) + ((c ^ swz(r)) << 2)), g + (long long)r * ld + 4 * c, 16);
+            cp_async16(smem_addr(s + r * (4 * kChunks) + ((c ^ swz(r)) << 2)), g + (long long)r * ld + 4 * c, 16);
         }
     } else if (vec) {
 #pragma unroll
@@ -174,7 +152,7 @@ __device__ __forceinline__ void load_tile_async(float* s, const float* g, const 
             const int r = idx / kChunks, c = idx % kChunks;
             const int left = cols_left - 4 * c;
             const int valid = r < rows_left ? (left < 0 ? 0 : (left > 4 ? 4 : left)) : 0;
-            cp_async16(smem_u32(s + r * (4 * kChunks) + ((c ^ swz(r)) << 2)),
+            cp_async16(smem_addr(s + r * (4 * kChunks) + ((c ^ swz(r)) << 2)),
                        valid > 0 ? g + (long long)r * ld + 4 * c : base, 4 * valid);
         }
     } else {
@@ -184,7 +162,7 @@ __device__ __forceinline__ void load_tile_async(float* s, const float* g, const 
             const int r = idx / kChunks, c = idx % kChunks;
             const int left = cols_left - 4 * c;
             const int valid = r < rows_left ? (left < 0 ? 0 : (left > 4 ? 4 : left)) : 0;
-            const unsigned dst = smem_u32(s + r * (4 * kChunks) + ((c ^ swz(r)) << 2));
+            const unsigned dst = smem_addr(s + r * (4 * kChunks) + ((c ^ swz(r)) << 2));
             const float* src = g + (long long)r * ld + 4 * c;
 #pragma unroll
             for (int e = 0; e < 4; ++e) cp_async4(dst + 4 * e, e < valid ? src + e : base, e < valid ? 4 : 0);
