@@ -27,23 +27,32 @@
 // round trip per tile; the register operand needs none.
 //
 // Pipeline, per K tile kt: round tile kt's raw B fragments (read during tile
-// kt-1) to TF32, wgmma.fence, issue the wgmmas, commit; while they run: wait
-// for tile kt+1's copies, fence.proxy.async (cp.async writes are generic-
-// proxy, wgmma reads through the async proxy), barrier, start the copies of
-// tile kt+STAGES-1 into the slot tile kt-1 used (its wgmmas retired in every
-// thread before the barrier), read tile kt+1's raw fragments; then
-// wgmma.wait_group 0. The wgmma input registers are only written while no
-// wgmma is pending: writing them under a pending group (double-buffered
-// fragments with wait_group 1) makes ptxas serialize the wgmmas (C7513).
+// kt-1) to TF32 into one of two fragment sets, wgmma.fence, issue the
+// wgmmas, commit, wgmma.wait_group 1 (tile kt-1's group retires, tile kt's
+// stays queued in the tensor cores); then wait for tile kt+1's copies,
+// fence.proxy.async (cp.async writes are generic-proxy, wgmma reads through
+// the async proxy), barrier, start the copies of tile kt+STAGES-1 into the
+// slot tile kt-1 used (its wgmmas retired in every thread before the
+// barrier), read tile kt+1's raw fragments. The fragment sets alternate by
+// tile parity in a loop over tile pairs, so ptxas sees that no instruction
+// writes the registers of a pending wgmma and keeps the wgmmas asynchronous
+// (no C7513).
 //
 // Expected bottleneck, measured on the H200 at 4096^3 (256 x 128 x 32, 4
-// stages: ~241 TFLOP/s, ~63% of cuBLAS TF32's ~384): latency of the load
-// path, not a throughput limit. Without the loads the wgmma loop alone runs
+// stages: ~238-247 TFLOP/s, ~63% of cuBLAS TF32's ~385; wait_group 1 instead
+// of 0 gained only 1-5% over four runs): the load path, not wgmma issue
+// gaps. Without the loads the wgmma loop alone runs
 // at ~394 TFLOP/s and the loads alone take ~0.385 ms (vs 0.57 ms together);
 // ncu: L2 ~37% and issue ~36% busy, tensor pipe ~51%. Tried and slower: a
 // producer warpgroup (cp.async + mbarriers, setmaxnreg) 149 TFLOP/s; B
 // fragments straight from global memory into registers (6-7 A-only stages)
-// 197; 256 x 192 tiles (3 warpgroups) 188; BK = 16 with 8 stages 211.
+// 197; 256 x 192 tiles (3 warpgroups) 188; BK = 16 with 8 stages 211; two
+// CTAs per SM (128 x 128 x 16, 6 stages, <= 128 registers) 186; the B tile by
+// cp.async.bulk row copies completing on mbarriers 155; 2-CTA clusters
+// sharing the B tile through distributed shared memory (half the B bytes per
+// CTA, cluster barrier per tile, B fragments via ld.shared::cluster) 165.
+// Throughput falls with tile area (256 x 128: ~242, 192 x 128: ~185,
+// 128 x 128: ~160-186), i.e. with the L2 -> SM bytes per FLOP.
 // cuBLAS presumably closes the gap with TMA (tensor maps, multicast in
 // clusters), which this tool's plain-pointer launch cannot provide.
 //
@@ -58,162 +67,10 @@
 // (resp. N % 4 == 0 and B), else 4-byte copies per element; the store is
 // guarded per element and reads C only when beta != 0 (gemm_epilogue).
 #include "common.cuh"
+#include "ptx.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// ----------------------------------------------------------------- PTX helpers
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-    return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-// 16-byte global -> shared copy; src_bytes = 0 fills the 16 bytes with zeros.
-__device__ __forceinline__ void cp_async16(unsigned dst, const void* src, int src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-// 4-byte copy with the same zero-fill rule (edges when 16-byte copies are not allowed).
-__device__ __forceinline__ void cp_async4(unsigned dst, const void* src, int src_bytes) {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending)); }
-// Makes this thread's generic-proxy shared writes (cp.async) visible to the async proxy (wgmma).
-__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory"); }
-// Round to the nearest TF32 value (ties away), as a 32-bit pattern.
-__device__ __forceinline__ unsigned to_tf32(float x) {
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-
-// Swizzled byte offset inside a tile whose rows are kRowBytes (64 or 128)
-// long and whose base is 1024-byte aligned: the 16-byte chunk index (bits
-// 4..) is XORed with the 128-byte line index (bits 7..), as the 64B / 128B
-// swizzle modes of the wgmma descriptor expect.
-template <int kRowBytes>
-__device__ __forceinline__ unsigned swizzle(unsigned off) {
-    return off ^ (((off >> 7) & (kRowBytes / 16 - 1)) << 4);
-}
-// Shared-memory matrix descriptor of a K-major, swizzled operand: start
-// address, leading byte offset (unused with these swizzles: one wgmma's 8
-// TF32 = 32 bytes stay inside a swizzled row; set to 1), stride byte offset
-// = 8 rows, swizzle mode (1 = 128B, 2 = 64B).
-template <int kRowBytes>
-__device__ __forceinline__ unsigned long long make_desc(unsigned addr) {
-    constexpr unsigned long long kMode = kRowBytes == 128 ? 1ull : 2ull;
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (1ull << 16) |
-           ((unsigned long long)((8 * kRowBytes) >> 4) << 32) | (kMode << 62);
-}
-
-// wgmma m64nNk8, TF32 x TF32 -> FP32, A from registers, B from shared memory
-// (descriptor); D += A * B when scale_d != 0, D = A * B otherwise.
-__device__ __forceinline__ void wgmma_tf32_rs_n64(float (&d)[32], const unsigned (&a)[4],
-                                                  unsigned long long desc, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_tf32_rs_n128(float (&d)[64], const unsigned (&a)[4],
-                                                  unsigned long long desc, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_tf32_rs_n192(float (&d)[96], const unsigned (&a)[4],
-                                                  unsigned long long desc, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %101, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-        "}, {%96, %97, %98, %99}, %100, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
-}
-
-__device__ __forceinline__ void wgmma_tf32_rs_n256(float (&d)[128], const unsigned (&a)[4],
-                                                  unsigned long long desc, int scale_d) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
-        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
-        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
-}
-
-template <int kN>
-__device__ __forceinline__ void wgmma_tf32_rs(float (&d)[kN / 2], const unsigned (&a)[4], unsigned long long desc,
-                                              int scale_d) {
-    if constexpr (kN == 256) wgmma_tf32_rs_n256(d, a, desc, scale_d);
-    else if constexpr (kN == 192) wgmma_tf32_rs_n192(d, a, desc, scale_d);
-    else if constexpr (kN == 128) wgmma_tf32_rs_n128(d, a, desc, scale_d);
-    else wgmma_tf32_rs_n64(d, a, desc, scale_d);
-}
-// --------------------------------------------------------------- end helpers
+#include "wgmma.cuh"
 
 constexpr int kWarpgroups = BN / 64;
 constexpr int kThreads = 128 * kWarpgroups;
@@ -317,12 +174,11 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
 
     // Per K tile kt: round the raw B fragments (read while tile kt-1 was in
-    // the tensor cores) to TF32, issue tile kt's wgmmas, and while they run:
-    // wait for tile kt+1's copies, publish them (proxy fence + barrier), start
-    // the copies of tile kt+STAGES-1 into the slot tile kt-1 used (all of its
-    // wgmmas retired before the barrier), read tile kt+1's raw fragments; then
-    // retire tile kt's wgmmas. The fragment registers the wgmmas read are only
-    // written while no wgmma is pending (otherwise ptxas serializes, C7513).
+    // the tensor cores) to TF32, issue tile kt's wgmmas, retire tile kt-1's,
+    // and while tile kt's run: wait for tile kt+1's copies, publish them
+    // (proxy fence + barrier), start the copies of tile kt+STAGES-1 into the
+    // slot tile kt-1 used (all of its wgmmas retired before the barrier), read
+    // tile kt+1's raw fragments.
     float raw[BK / 8][4];
     auto load_raw = [&](int slot) {
         const float* bt = b_tiles + slot * (kBStage / 4) + frag_n;
@@ -345,9 +201,17 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     __syncthreads();
     load_raw(0);
 
-#pragma unroll 1
-    for (int kt = 0; kt < k_tiles; ++kt) {
-        unsigned f[BK / 8][4];
+    // One wgmma group stays in flight: tile kt's wgmmas are issued before
+    // tile kt-1's retire (wait_group 1), so the tensor cores are never left
+    // without queued work at a tile boundary. The two fragment sets f0 / f1
+    // alternate: the loop runs over PAIRS of tiles (registers named
+    // statically) and an odd last tile is handled after it, unconditionally
+    // with f0. (A pair loop whose second step sits under `if (kt + 1 <
+    // k_tiles)` made ptxas serialize the wgmmas, C7513 "non wgmma
+    // instructions defining input registers of a wgmma between start and end
+    // of the pipeline stage": on the path that skips the second step the group
+    // still pending at the loop head reads f0, which the next step rewrites.)
+    auto step = [&](int kt, unsigned (&f)[BK / 8][4]) {
 #pragma unroll
         for (int ks = 0; ks < BK / 8; ++ks)
 #pragma unroll
@@ -357,6 +221,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
 #pragma unroll
         for (int ks = 0; ks < BK / 8; ++ks) wgmma_tf32_rs<BM>(acc, f[ks], make_desc<kRowBytes>(as + 32 * ks), 1);
         wgmma_commit();
+        wgmma_wait<1>();                  // tile kt-1's wgmmas have retired (this thread)
         if (kt + 1 < k_tiles) {         // block-uniform
             cp_async_wait<kAhead - 2>();  // this thread's copies of tile kt+1 have landed
             fence_proxy_async();
@@ -365,9 +230,16 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
             cp_async_commit();            // (possibly empty: keeps the group count uniform)
             load_raw((kt + 1) % STAGES);
         }
-        wgmma_wait<0>();
+    };
+    unsigned f0[BK / 8][4], f1[BK / 8][4];
+    int kt = 0;
+#pragma unroll 1
+    for (; kt + 1 < k_tiles; kt += 2) {
+        step(kt, f0);
+        step(kt + 1, f1);
     }
-
+    if (kt < k_tiles) step(kt, f0);
+    wgmma_wait<0>();
 
     // D(n, m) -> C[m][n]. acc[4i + j]: n = frag_n + 8 * (j / 2), m = 8i + 2t + j % 2.
 #pragma unroll
