@@ -71,21 +71,8 @@
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "wgmma.cuh"
+#include "wgmma_tiles.cuh"
 
-constexpr int kWarpgroups = BN / 64;
-constexpr int kThreads = 128 * kWarpgroups;
-constexpr int kRowBytes = BK * 4;                 // one A-tile row = one swizzled row
-constexpr int kLdb = BN + 8;                      // B tile row stride (floats)
-constexpr int kAStage = BM * BK * 4;              // bytes
-constexpr int kBStage = BK * kLdb * 4;
-constexpr int kAhead = STAGES - 1;                // tiles copied ahead of the one computed
-constexpr int kAcc = BM / 2;                      // accumulators per thread
-static_assert(BN % 64 == 0 && kWarpgroups >= 1 && kWarpgroups <= 4, "BN = 64 per warpgroup, 1..4 warpgroups");
-constexpr int kAChunks = BM * BK / 4, kBChunks = BK * BN / 4;  // 16-byte pieces per tile
-static_assert(BM == 64 || BM == 128 || BM == 192 || BM == 256, "BM is the wgmma N: 64, 128, 192 or 256");
-static_assert(BK == 16 || BK == 32, "BK = 32 (128-byte swizzle) or 16 (64-byte swizzle)");
-static_assert(STAGES >= 3, "the tile in the tensor cores, the next one landed, at least one in flight");
-static_assert(GROUP_M >= 1, "GROUP_M >= 1");
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta,
@@ -97,14 +84,8 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     const unsigned b_base = a_base + STAGES * kAStage;
     const float* b_tiles = reinterpret_cast<const float*>(smem + (b_base - smem0));
 
-    // Tile raster: GROUP_M tile rows at a time, column by column inside a group.
-    const int tiles_m = CEIL_DIV(M, BM), tiles_n = CEIL_DIV(N, BN);
-    const int per_group = GROUP_M * tiles_n;
-    const int group = blockIdx.x / per_group, in_group = blockIdx.x % per_group;
-    const int first_m = group * GROUP_M;
-    const int group_rows = min(tiles_m - first_m, GROUP_M);
-    const int m0 = (first_m + in_group % group_rows) * BM;
-    const int n0 = (in_group / group_rows) * BN;
+    int m0, n0;
+    tile_origin(M, N, m0, n0);
 
     const int tid = threadIdx.x;
     const bool a_vec = K % 4 == 0 && is_aligned16(A);  // block-uniform
@@ -112,56 +93,10 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     const int k_tiles = CEIL_DIV(K, BK);
 
     // Global -> shared copies of K tile kt into ring slot `slot`.
+    const float* const a_sources[1] = {A};
     auto load_tile = [&](int slot, int kt) {
-        const int k0 = kt * BK;
-        const unsigned as = a_base + slot * kAStage;
-        if (a_vec) {
-#pragma unroll
-            for (int i = 0; i < CEIL_DIV(kAChunks, kThreads); ++i) {
-                if (kAChunks % kThreads != 0 && tid + i * kThreads >= kAChunks) break;
-                const int p = tid + i * kThreads, r = p / (BK / 4), c = p % (BK / 4);
-                const int gm = m0 + r, gk = k0 + 4 * c;
-                const bool ok = gm < M && gk < K;  // K % 4 == 0: a chunk is all in or all out
-                cp_async16(as + swizzle<kRowBytes>(r * kRowBytes + 16 * c), ok ? A + (size_t)gm * K + gk : A,
-                           ok ? 16 : 0);
-            }
-        } else {
-#pragma unroll 1
-            for (int i = 0; i < CEIL_DIV(kAChunks, kThreads); ++i) {
-                if (kAChunks % kThreads != 0 && tid + i * kThreads >= kAChunks) break;
-                const int p = tid + i * kThreads, r = p / (BK / 4), c = p % (BK / 4);
-                const int gm = m0 + r, gk = k0 + 4 * c;
-                const unsigned dst = as + swizzle<kRowBytes>(r * kRowBytes + 16 * c);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = gm < M && gk + e < K;
-                    cp_async4(dst + 4 * e, ok ? A + (size_t)gm * K + gk + e : A, ok ? 4 : 0);
-                }
-            }
-        }
-        const unsigned bs = b_base + slot * kBStage;
-        if (b_vec) {
-#pragma unroll
-            for (int i = 0; i < CEIL_DIV(kBChunks, kThreads); ++i) {
-                if (kBChunks % kThreads != 0 && tid + i * kThreads >= kBChunks) break;
-                const int p = tid + i * kThreads, r = p / (BN / 4), c = p % (BN / 4);
-                const int gk = k0 + r, gn = n0 + 4 * c;
-                const bool ok = gk < K && gn < N;
-                cp_async16(bs + (r * kLdb + 4 * c) * 4, ok ? B + (size_t)gk * N + gn : B, ok ? 16 : 0);
-            }
-        } else {
-#pragma unroll 1
-            for (int i = 0; i < CEIL_DIV(kBChunks, kThreads); ++i) {
-                if (kBChunks % kThreads != 0 && tid + i * kThreads >= kBChunks) break;
-                const int p = tid + i * kThreads, r = p / (BN / 4), c = p % (BN / 4);
-                const int gk = k0 + r, gn = n0 + 4 * c;
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = gk < K && gn + e < N;
-                    cp_async4(bs + (r * kLdb + 4 * c + e) * 4, ok ? B + (size_t)gk * N + gn + e : B, ok ? 4 : 0);
-                }
-            }
-        }
+        copy_a_tiles<1>(a_base + slot * kAStage, a_sources, M, K, m0, kt * BK, a_vec);
+        copy_b_tile(b_base + slot * kBStage, B, K, N, kt * BK, n0, b_vec);
     };
 
     // This thread's place in the wgmma fragments: warp w of warpgroup wg owns
@@ -180,26 +115,8 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     // slot tile kt-1 used (all of its wgmmas retired before the barrier), read
     // tile kt+1's raw fragments.
     float raw[BK / 8][4];
-    auto load_raw = [&](int slot) {
-        const float* bt = b_tiles + slot * (kBStage / 4) + frag_n;
-#pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {
-            raw[ks][0] = bt[(8 * ks + t) * kLdb];
-            raw[ks][1] = bt[(8 * ks + t) * kLdb + 8];
-            raw[ks][2] = bt[(8 * ks + t + 4) * kLdb];
-            raw[ks][3] = bt[(8 * ks + t + 4) * kLdb + 8];
-        }
-    };
-
-#pragma unroll 1
-    for (int s = 0; s < kAhead; ++s) {
-        if (s < k_tiles) load_tile(s, s);
-        cp_async_commit();
-    }
-    cp_async_wait<kAhead - 1>();
-    fence_proxy_async();
-    __syncthreads();
-    load_raw(0);
+    start_ring(load_tile, k_tiles);
+    read_b_fragments(raw, b_tiles, 0, frag_n, t);
 
     // One wgmma group stays in flight: tile kt's wgmmas are issued before
     // tile kt-1's retire (wait_group 1), so the tensor cores are never left
@@ -228,7 +145,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
             __syncthreads();              // everyone's have; every wgmma of tile kt-1 has retired
             if (kt + kAhead < k_tiles) load_tile((kt + kAhead) % STAGES, kt + kAhead);
             cp_async_commit();            // (possibly empty: keeps the group count uniform)
-            load_raw((kt + 1) % STAGES);
+            read_b_fragments(raw, b_tiles, (kt + 1) % STAGES, frag_n, t);
         }
     };
     unsigned f0[BK / 8][4], f1[BK / 8][4];

@@ -72,21 +72,8 @@ extern "C" __global__ void split_tf32(long long n, const float* __restrict__ x, 
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "wgmma.cuh"
+#include "wgmma_tiles.cuh"
 
-constexpr int kWarpgroups = BN / 64;
-constexpr int kThreads = 128 * kWarpgroups;
-constexpr int kRowBytes = BK * 4;                 // one A-tile row = one swizzled row
-constexpr int kLdb = BN + 8;                      // B tile row stride (floats)
-constexpr int kAStage = BM * BK * 4;              // bytes of one A tile (big or small)
-constexpr int kBStage = BK * kLdb * 4;
-constexpr int kAhead = STAGES - 1;                // tiles copied ahead of the one computed
-constexpr int kAcc = BM / 2;                      // accumulators per thread
-static_assert(BN % 64 == 0 && kWarpgroups >= 1 && kWarpgroups <= 4, "BN = 64 per warpgroup, 1..4 warpgroups");
-constexpr int kAChunks = BM * BK / 4, kBChunks = BK * BN / 4;  // 16-byte pieces per tile
-static_assert(BM == 64 || BM == 128 || BM == 192 || BM == 256, "BM is the wgmma N: 64, 128, 192 or 256");
-static_assert(BK == 16 || BK == 32, "BK = 32 (128-byte swizzle) or 16 (64-byte swizzle)");
-static_assert(STAGES >= 3, "the tile in the tensor cores, the next one landed, at least one in flight");
-static_assert(GROUP_M >= 1, "GROUP_M >= 1");
 static_assert(FLUSH >= 0, "FLUSH: K tiles per tensor-core partial sum, 0 = one sum over all of K");
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
@@ -99,14 +86,8 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
     const unsigned b_base = a_base + 2 * STAGES * kAStage;  // slots: [A_big | A_small] x STAGES, then B
     const float* b_tiles = reinterpret_cast<const float*>(smem + (b_base - smem0));
 
-    // Tile raster: GROUP_M tile rows at a time, column by column inside a group.
-    const int tiles_m = CEIL_DIV(M, BM), tiles_n = CEIL_DIV(N, BN);
-    const int per_group = GROUP_M * tiles_n;
-    const int group = blockIdx.x / per_group, in_group = blockIdx.x % per_group;
-    const int first_m = group * GROUP_M;
-    const int group_rows = min(tiles_m - first_m, GROUP_M);
-    const int m0 = (first_m + in_group % group_rows) * BM;
-    const int n0 = (in_group / group_rows) * BN;
+    int m0, n0;
+    tile_origin(M, N, m0, n0);
 
     const int tid = threadIdx.x;
     const bool a_vec = K % 4 == 0 && is_aligned16(A_big) && is_aligned16(A_small);  // block-uniform
@@ -114,60 +95,10 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
     const int k_tiles = CEIL_DIV(K, BK);
 
     // Global -> shared copies of K tile kt into ring slot `slot`.
+    const float* const a_sources[2] = {A_big, A_small};
     auto load_tile = [&](int slot, int kt) {
-        const int k0 = kt * BK;
-        const unsigned as = a_base + slot * 2 * kAStage;
-        if (a_vec) {
-#pragma unroll
-            for (int i = 0; i < CEIL_DIV(kAChunks, kThreads); ++i) {
-                if (kAChunks % kThreads != 0 && tid + i * kThreads >= kAChunks) break;
-                const int p = tid + i * kThreads, r = p / (BK / 4), c = p % (BK / 4);
-                const int gm = m0 + r, gk = k0 + 4 * c;
-                const bool ok = gm < M && gk < K;  // K % 4 == 0: a chunk is all in or all out
-                const unsigned dst = as + swizzle<kRowBytes>(r * kRowBytes + 16 * c);
-                const size_t off = ok ? (size_t)gm * K + gk : 0;
-                cp_async16(dst, A_big + off, ok ? 16 : 0);
-                cp_async16(dst + kAStage, A_small + off, ok ? 16 : 0);
-            }
-        } else {
-#pragma unroll 1
-            for (int i = 0; i < CEIL_DIV(kAChunks, kThreads); ++i) {
-                if (kAChunks % kThreads != 0 && tid + i * kThreads >= kAChunks) break;
-                const int p = tid + i * kThreads, r = p / (BK / 4), c = p % (BK / 4);
-                const int gm = m0 + r, gk = k0 + 4 * c;
-                const unsigned dst = as + swizzle<kRowBytes>(r * kRowBytes + 16 * c);
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = gm < M && gk + e < K;
-                    const size_t off = ok ? (size_t)gm * K + gk + e : 0;
-                    cp_async4(dst + 4 * e, A_big + off, ok ? 4 : 0);
-                    cp_async4(dst + kAStage + 4 * e, A_small + off, ok ? 4 : 0);
-                }
-            }
-        }
-        const unsigned bs = b_base + slot * kBStage;
-        if (b_vec) {
-#pragma unroll
-            for (int i = 0; i < CEIL_DIV(kBChunks, kThreads); ++i) {
-                if (kBChunks % kThreads != 0 && tid + i * kThreads >= kBChunks) break;
-                const int p = tid + i * kThreads, r = p / (BN / 4), c = p % (BN / 4);
-                const int gk = k0 + r, gn = n0 + 4 * c;
-                const bool ok = gk < K && gn < N;
-                cp_async16(bs + (r * kLdb + 4 * c) * 4, ok ? B + (size_t)gk * N + gn : B, ok ? 16 : 0);
-            }
-        } else {
-#pragma unroll 1
-            for (int i = 0; i < CEIL_DIV(kBChunks, kThreads); ++i) {
-                if (kBChunks % kThreads != 0 && tid + i * kThreads >= kBChunks) break;
-                const int p = tid + i * kThreads, r = p / (BN / 4), c = p % (BN / 4);
-                const int gk = k0 + r, gn = n0 + 4 * c;
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = gk < K && gn + e < N;
-                    cp_async4(bs + (r * kLdb + 4 * c + e) * 4, ok ? B + (size_t)gk * N + gn + e : B, ok ? 4 : 0);
-                }
-            }
-        }
+        copy_a_tiles<2>(a_base + slot * 2 * kAStage, a_sources, M, K, m0, kt * BK, a_vec);
+        copy_b_tile(b_base + slot * kBStage, B, K, N, kt * BK, n0, b_vec);
     };
 
     // This thread's place in the wgmma fragments: warp w of warpgroup wg owns
@@ -189,26 +120,8 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
     // retire tile kt's wgmmas. The fragment registers the wgmmas read are only
     // written while no wgmma is pending (otherwise ptxas serializes, C7513).
     float raw[BK / 8][4];
-    auto load_raw = [&](int slot) {
-        const float* bt = b_tiles + slot * (kBStage / 4) + frag_n;
-#pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks) {
-            raw[ks][0] = bt[(8 * ks + t) * kLdb];
-            raw[ks][1] = bt[(8 * ks + t) * kLdb + 8];
-            raw[ks][2] = bt[(8 * ks + t + 4) * kLdb];
-            raw[ks][3] = bt[(8 * ks + t + 4) * kLdb + 8];
-        }
-    };
-
-#pragma unroll 1
-    for (int s = 0; s < kAhead; ++s) {
-        if (s < k_tiles) load_tile(s, s);
-        cp_async_commit();
-    }
-    cp_async_wait<kAhead - 1>();
-    fence_proxy_async();
-    __syncthreads();
-    load_raw(0);
+    start_ring(load_tile, k_tiles);
+    read_b_fragments(raw, b_tiles, 0, frag_n, t);
 
 #pragma unroll 1
     for (int kt = 0; kt < k_tiles; ++kt) {
@@ -238,7 +151,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
             __syncthreads();              // everyone's have; every wgmma of tile kt-1 has retired
             if (kt + kAhead < k_tiles) load_tile((kt + kAhead) % STAGES, kt + kAhead);
             cp_async_commit();            // (possibly empty: keeps the group count uniform)
-            load_raw((kt + 1) % STAGES);
+            read_b_fragments(raw, b_tiles, (kt + 1) % STAGES, frag_n, t);
         }
         wgmma_wait<0>();
         if (FLUSH > 0 && ((kt + 1) % FLUSH == 0 || kt + 1 == k_tiles)) {
