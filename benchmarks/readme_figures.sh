@@ -2,6 +2,7 @@
 # The runs behind the README's H200 figures; everything lands in $OUT.
 #   bash benchmarks/readme_figures.sh tables   # GPU tests, compare --all, the 3xTF32 K checks, the sweep
 #   bash benchmarks/readme_figures.sh checks   # compute-sanitizer on rungs 12-15, ncu bank conflicts, ncu times
+#   bash benchmarks/readme_figures.sh tune     # gemmbench tune on rungs 9, 12, 14, 15 at 4096^3
 set -o pipefail
 out=${OUT:-/tmp/gemmbench-out}; mkdir -p "$out"
 part=${1:-tables}
@@ -37,4 +38,13 @@ done
 timeout 240 python3 benchmarks/ground_truth.py --rungs 0,12,13,14,15 --sizes 256,1024,4096 --calls 10 \
     --json "$out/ground_truth.json"
 } 2>&1 | tee "$out/checks.log"
+fi
+
+if [ "$part" = tune ]; then
+{
+for rung in 9 12 14 15; do
+    gemmbench tune -i "$rung" --limit 40 --top 5 --format markdown --results-dir "$out"
+done
+gemmbench compare -i 9 -i 12 -i 14 -i 15 --format markdown --no-save  # now marked (tuned)
+} 2>&1 | tee "$out/tune.log"
 fi
