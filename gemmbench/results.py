@@ -162,16 +162,23 @@ def to_json(record: RunRecord, indent: int | None = 1) -> str:
 
 
 def git_commit() -> str | None:
-    """The checkout's commit when gemmbench runs from one, else None."""
+    """The checkout's commit when gemmbench runs from one, else None; with
+    "+dirty" when tracked files differ from it (the numbers then come from
+    code that commit does not hold)."""
     root = Path(__file__).resolve().parent.parent
     if not (root / ".git").exists():
         return None
     try:
         out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
                              text=True, timeout=10)
+        commit = out.stdout.strip()
+        if commit:
+            dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--"],
+                                   capture_output=True, timeout=30).returncode == 1
+            commit += "+dirty" if dirty else ""
     except (OSError, subprocess.SubprocessError):
         return None
-    return out.stdout.strip() or None
+    return commit or None
 
 
 def new_result_path(directory: Path, command: str, device: str) -> Path:

@@ -83,3 +83,20 @@ def test_unknown_schema_is_refused(tmp_path):
     p.write_text(json.dumps({"schema": 99}))
     with pytest.raises(ValueError):
         load(p)
+
+
+def test_git_commit_says_when_the_code_is_not_the_commit(tmp_path, monkeypatch):
+    import subprocess
+    import gemmbench.results as results
+    repo = tmp_path / "repo"
+    (repo / "gemmbench").mkdir(parents=True)
+    run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
+    run("init", "-q")
+    (repo / "x.py").write_text("1")
+    run("add", "x.py")
+    run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    monkeypatch.setattr(results, "__file__", str(repo / "gemmbench" / "results.py"))
+    clean = results.git_commit()
+    assert len(clean) == 40 and "+" not in clean
+    (repo / "x.py").write_text("2")
+    assert results.git_commit() == clean + "+dirty"
