@@ -160,18 +160,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
         }
     }
 
-
-    // D(n, m) -> C[m][n]. acc[4i + j]: n = frag_n + 8 * (j / 2), m = 8i + 2t + j % 2.
-#pragma unroll
-    for (int i = 0; i < kAcc / 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int m = m0 + 8 * i + 2 * t + (j & 1), n = n0 + frag_n + 8 * (j >> 1);
-            if (m < M && n < N) {
-                float* c = C + (size_t)m * N + n;
-                *c = gemm_epilogue(FLUSH > 0 ? total[(4 * i + j) % (FLUSH > 0 ? kAcc : 1)] : acc[4 * i + j], alpha, beta, c);
-            }
-        }
+    store_transposed(FLUSH > 0 ? total : acc, C, M, N, m0, n0, frag_n, t, alpha, beta);
 }
 
 #else

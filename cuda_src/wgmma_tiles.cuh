@@ -131,3 +131,21 @@ __device__ __forceinline__ void start_ring(LoadTile load_tile, int k_tiles) {
     fence_proxy_async();
     __syncthreads();
 }
+
+// The block's results to C through the epilogue. The wgmma computed the C
+// tile transposed, D(n, m): this thread holds acc[4i + j] = D(frag_n + 8 *
+// (j / 2), 8i + 2t + j % 2), i.e. C[m0 + 8i + 2t + j % 2][n0 + frag_n + 8 * (j / 2)].
+// `acc` points at kAcc registers: inlined and unrolled, every index is a constant.
+__device__ __forceinline__ void store_transposed(const float* acc, float* C, int M, int N, int m0, int n0,
+                                                 int frag_n, int t, float alpha, float beta) {
+#pragma unroll
+    for (int i = 0; i < kAcc / 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int m = m0 + 8 * i + 2 * t + (j & 1), n = n0 + frag_n + 8 * (j >> 1);
+            if (m < M && n < N) {
+                float* c = C + (size_t)m * N + n;
+                *c = gemm_epilogue(acc[4 * i + j], alpha, beta, c);
+            }
+        }
+}
