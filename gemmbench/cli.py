@@ -342,7 +342,10 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
         if best is None:
             reporter.note("no candidate passed verification: nothing stored")
             return
-        note = cache.store(gpu.info.name, run_spec, shape, best.params, best.gflops, len(built))
+        try:
+            note = cache.store(gpu.info.name, run_spec, shape, best.params, best.gflops, len(built))
+        except OSError as exc:
+            raise UserError(f"could not write the tuning cache {cache.path}: {exc.strerror or exc}")
         if note:
             reporter.note(note)
         reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
