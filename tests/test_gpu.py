@@ -39,6 +39,15 @@ def test_rung_matches_fp64_reference(gpu, loaded, spec):
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+@pytest.mark.parametrize("spec", [s.fallback for s in GPU_LADDER if s.fallback], ids=lambda s: f"rung{s.id}-fallback")
+def test_mma_sync_fallback_matches_fp64_reference(gpu, loaded, spec):
+    """The path GPUs without wgmma take (built here for plain sm_90), through the tool's own driver."""
+    problem, passes = loaded
+    v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 def test_reference_agrees_with_numpy(gpu):
     problem = Problem.random(Shape(65, 33, 129), seed=2)
     gpu.load(problem)

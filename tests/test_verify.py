@@ -113,7 +113,20 @@ def test_tf32_results_pass_only_the_tf32_bound(problem):
     expect = Expectation.of(ref, absref, problem.shape.K)
     assert expect.check(C, "tf32").passed
     assert not expect.check(C, "fp32").passed  # TF32 is not FP32-accurate
-    assert tolerance(4096, "tf32") == pytest.approx(2.0 ** 13 * tolerance(4096, "fp32"))
+
+
+def test_tf32_bound_still_catches_a_dropped_term(problem):
+    """The TF32 bound is looser than FP32's, but not loose enough to hide an indexing bug."""
+    ref, absref = _reference(problem)
+    a, b = _tf32(problem.A), _tf32(problem.B)
+    C = a[:, 1:] @ b[1:, :]  # k = 0 lost, as a tile edge bug would
+    assert not Expectation.of(ref, absref, problem.shape.K).check(C, "tf32").passed
+    assert tolerance(4096, "tf32") < 4.0 / 4096  # a typical term's share at K = 4096 still shows
+
+
+def test_unknown_precision_is_refused():
+    with pytest.raises(ValueError, match="precision"):
+        tolerance(16, "fp16")
 
 
 def test_3xtf32_split_is_judged_as_fp32_and_passes(problem):
