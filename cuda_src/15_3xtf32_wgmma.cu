@@ -28,7 +28,7 @@
 // with row stride BN + 8 floats, read into register fragments; cp.async ring
 // of STAGES slots with zero-fill; per-element guarded stores).
 // Expected bottleneck: as rung 14, the latency of the load path (measured on
-// the H200 at 4096^3: 192 x 128 x 16, 6 stages, FLUSH = 4: ~86 TFLOP/s incl.
+// the H200 at 4096^3: 192 x 128 x 16, 6 stages: ~84 TFLOP/s with FLUSH = 2 (the default), ~86 with FLUSH = 4, incl.
 // the split; with FLUSH = 0 and 256 x 128 tiles ~107 TFLOP/s, but 3-70x less
 // accurate than cuBLAS SGEMM at long K).
 // Tile: C tile BM x BN, BM = wgmma N in {64, 128, 192, 256}, BN = 64 per
