@@ -354,24 +354,11 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
 
 
 def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
-    """nvcc for every candidate in parallel (into the disk cache); those that
-    do not compile are reported and dropped."""
-    import os
-    from concurrent.futures import ThreadPoolExecutor
-    from .gpu.compile import compile_only
-    cc = gpu.info.compute_capability
-
-    def build(params):
-        try:
-            compile_only(spec, cc, params)
-            return None
-        except Exception as exc:  # pycuda's CompileError carries nvcc's output
-            return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
+    """The candidates that compile (in parallel, with a progress bar); the others are reported."""
+    from .tuning import compile_candidates
     built = []
-    with reporter.progress(len(found), "compile") as advance, \
-            ThreadPoolExecutor(jobs or os.cpu_count() or 1) as pool:
-        for params, error in zip(found, pool.map(build, found)):
+    with reporter.progress(len(found), "compile") as advance:
+        for params, error in compile_candidates(spec, gpu.info.compute_capability, found, jobs):
             advance(" ".join(f"{k}={v}" for k, v in params.items()))
             if error is None:
                 built.append(params)

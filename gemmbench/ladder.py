@@ -211,7 +211,7 @@ def _check_double_buffered(p: Params) -> str | None:
 # a 1-D grid over BM x BN tiles. Elsewhere: the mma.sync fallback of
 # tf32_mma_sync.cuh with its own TC_ parameters and a 2-D grid.
 
-_SMEM_OPT_IN_MAX = 227 * 1024  # per block on sm_90 after opting in
+_SMEM_OPT_IN_MAX = multistage.SMEM_PER_BLOCK_MAX  # per block on sm_90 after opting in
 
 
 def _wgmma_block(p: Params) -> Dim3:

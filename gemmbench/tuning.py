@@ -68,6 +68,26 @@ def candidates(spec: KernelSpec, limit: int | None = None, seed: int = 0) -> tup
     return [default, *valid], total
 
 
+def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], found: list[dict],
+                       jobs: int | None = None) -> Iterator[tuple[dict, str | None]]:
+    """nvcc for every candidate, ``jobs`` at a time (default: one per core),
+    into the disk cache; yields (params, None) or (params, nvcc's first line)
+    in the order given."""
+    from concurrent.futures import ThreadPoolExecutor
+    from .gpu.compile import compile_only
+
+    def build(params: dict) -> str | None:
+        try:
+            compile_only(spec, compute_capability, params)
+            return None
+        except Exception as exc:  # pycuda's CompileError carries nvcc's output
+            text = str(exc).strip()
+            return text.splitlines()[0] if text else type(exc).__name__
+
+    with ThreadPoolExecutor(jobs or os.cpu_count() or 1) as pool:
+        yield from zip(found, pool.map(build, found))
+
+
 class TuningCache:
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path is not None else default_path()

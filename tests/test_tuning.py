@@ -75,3 +75,16 @@ def test_digest_follows_the_source_and_what_it_inlines(tmp_path, monkeypatch):
     before = source_digest(spec)
     (tmp_path / "y.cuh").write_text("c")
     assert source_digest(spec) != before
+
+
+def test_compile_candidates_keeps_order_and_reports_nvcc_errors(monkeypatch):
+    import gemmbench.gpu.compile as compile
+    from gemmbench.tuning import compile_candidates
+
+    def fake(spec, cc, params):
+        if params["BK"] == 32:
+            raise RuntimeError("nvcc: too many resources\nmore detail")
+    monkeypatch.setattr(compile, "compile_only", fake)
+    found = [{"BK": 8}, {"BK": 32}, {"BK": 16}]
+    assert list(compile_candidates(RUNG9, (9, 0), found, jobs=2)) == [
+        ({"BK": 8}, None), ({"BK": 32}, "nvcc: too many resources"), ({"BK": 16}, None)]

@@ -83,9 +83,15 @@ def load_source(source: str, entry: str, compute_capability: tuple[int, int]):
     return _load(source, tuple(BASE_OPTIONS), arch_for(compute_capability)).get_function(entry)
 
 
+def _build(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None):
+    """(source, options, arch, code): one place, so that compile_only fills
+    exactly the cache entry load_module later reads."""
+    return (expand_source(spec), tuple(nvcc_options(spec, params)), *target_for(spec, compute_capability))
+
+
 def load_module(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None = None):
     """Compile (or fetch from cache) the rung; its kernels by name via get_function."""
-    return _load(expand_source(spec), tuple(nvcc_options(spec, params)), *target_for(spec, compute_capability))
+    return _load(*_build(spec, compute_capability, params))
 
 
 def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> None:
@@ -93,6 +99,5 @@ def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: 
     tuner can build many candidates in threads; load_module then hits the cache.
     Raises pycuda's CompileError with nvcc's message."""
     from pycuda.compiler import compile as nvcc_compile
-    arch, code = target_for(spec, compute_capability)
-    nvcc_compile(expand_source(spec), options=list(nvcc_options(spec, params)), no_extern_c=True,
-                 arch=arch, code=code, cache_dir=cache_dir())
+    source, options, arch, code = _build(spec, compute_capability, params)
+    nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
