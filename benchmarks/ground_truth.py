@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 from gemmbench.backend import Budget, Problem, Shape
-from gemmbench.ladder import get_spec
+from gemmbench.rungs import get_spec
 
 WARMUP_CALLS = 10
 
@@ -31,8 +31,9 @@ WARMUP_CALLS = 10
 def _gemm_for(rung: int, size: int):
     from gemmbench.gpu.backend import GpuBackend
     gpu = GpuBackend()
-    gpu.load(Problem.random(Shape(size, size, size), seed=0))
-    return gpu, gpu.prepare(get_spec("gpu", rung))
+    shape = Shape(size, size, size)
+    gpu.load(Problem.random(shape, seed=0))
+    return gpu, gpu.prepare(get_spec("gpu", rung), shape).gemm
 
 
 def launch(rung: int, size: int, calls: int) -> None:
@@ -66,12 +67,12 @@ def compare(rung: int, size: int, calls: int) -> dict:
     by_kernel = [statistics.median(t for j, (_, t) in enumerate(timed) if j % per_call == i)
                  for i in range(per_call)]
     gpu, gemm = _gemm_for(rung, size)
-    samples = gpu.measure(gemm, 1.0, 0.0, Budget(0.1, 30, 300, 0.5))
+    samples, notes = gpu.measure(gemm, 1.0, 0.0, Budget(0.1, 30, 300, 0.5))
     ours, truth = statistics.median(samples), statistics.median(call_times)
     return {"rung": rung, "size": size, "gemmbench_us": ours * 1e6, "ncu_us": truth * 1e6,
             "difference_pct": 100 * (ours - truth) / truth, "kernels_per_call": per_call,
             "kernels": [{"name": n, "ncu_us": t * 1e6} for n, t in zip(names, by_kernel)],
-            "sm_clock": gpu.last_measure_notes.get("sm_clock_mhz")}
+            "sm_clock": notes.get("sm_clock_mhz")}
 
 
 def main() -> None:

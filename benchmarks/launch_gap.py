@@ -11,7 +11,7 @@ import statistics
 
 from gemmbench.backend import Problem, Shape
 from gemmbench.gpu.backend import GpuBackend
-from gemmbench.ladder import get_spec
+from gemmbench.rungs import get_spec
 
 
 def main():
@@ -20,9 +20,10 @@ def main():
     parser.add_argument("--size", type=int, default=128)
     args = parser.parse_args()
     gpu = GpuBackend()
-    gpu.load(Problem.random(Shape(args.size, args.size, args.size), seed=0))
+    shape = Shape(args.size, args.size, args.size)
+    gpu.load(Problem.random(shape, seed=0))
     for rung in map(int, args.rungs.split(",")):
-        gemm = gpu.prepare(get_spec("gpu", rung))
+        gemm = gpu.prepare(get_spec("gpu", rung), shape).gemm
         for _ in range(50):
             gemm(1.0, 0.0)
         row = []

@@ -14,7 +14,7 @@ import numpy as np
 from gemmbench.backend import Problem, Shape
 from gemmbench.bench import expectations, verify_kernel
 from gemmbench.gpu.backend import GpuBackend
-from gemmbench.ladder import GPU_LADDER
+from gemmbench.rungs import GPU_LADDER
 
 
 def main() -> int:
@@ -29,7 +29,7 @@ def main() -> int:
     for spec in GPU_LADDER:
         if spec.is_baseline or (wanted is not None and spec.id not in wanted):
             continue
-        v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
+        v = verify_kernel(gpu, gpu.prepare(spec, shape).gemm, passes, spec.precision)
         failed += not v.passed
         print(f"rung {spec.id} {shape}: {'PASS' if v.passed else 'FAIL'} (max rel err {v.max_rel_error:.1e})")
     return 1 if failed else 0

@@ -7,12 +7,12 @@ C is never read (BLAS semantics), so it may hold anything, NaN included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
 import numpy as np
 
-from .ladder import KernelSpec, Params
+from .spec import KernelSpec, Params
 
 # gemm(alpha, beta): run the kernel once on the backend's buffers. On the GPU
 # this only enqueues the launch; measure() and get_c() synchronise.
@@ -38,6 +38,24 @@ class Shape:
 
     def __str__(self) -> str:
         return f"{self.M}x{self.N}x{self.K}"
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A kernel ready to run at one shape: what ``Backend.prepare`` returns.
+
+    ``spec`` is the record that actually runs (a rung's fallback where its
+    architecture-specific path is missing); ``params`` the compile-time
+    parameters it was built with and ``params_source`` where they came from:
+    "default", "selected" (the rung's per-shape choice), "tuned" (the tuning
+    cache) or "given" (by the caller). ``threads``: CPU threads (None on the GPU).
+    """
+
+    gemm: Gemm
+    spec: KernelSpec
+    params: dict = field(default_factory=dict)
+    params_source: str = "default"
+    threads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -75,12 +93,12 @@ class Backend(Protocol):
     """A device that runs one ladder.
 
     Lifecycle per shape: load(problem) once, then for each kernel
-    prepare(spec) -> gemm, verification through set_c/gemm/get_c, then
-    measure(gemm, ...).
+    prepare(spec, shape) -> Prepared, verification through set_c/gemm/get_c,
+    then measure(gemm, ...) -> (samples, notes). The shape and parameters are
+    passed to each phase, never read back from an earlier call.
     """
 
     device: str  # "gpu" or "cpu"
-    last_measure_notes: dict  # set by measure(): facts about the last timing
 
     def environment(self) -> dict:
         """Machine facts for the table header and the saved record (JSON-safe)."""
@@ -88,12 +106,10 @@ class Backend(Protocol):
     def load(self, problem: Problem) -> None:
         """Copy the problem's A and B into this backend's buffers and allocate C."""
 
-    def default_params(self, spec: KernelSpec) -> tuple[dict, str]:
-        """The parameters the rung runs with at the loaded shape when none are
-        given, and their source ("default", "selected" per shape, "tuned")."""
-
-    def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
-        """Compile/build (cached) and return the callable; raise SkipKernel if it cannot run."""
+    def prepare(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> Prepared:
+        """Compile/build (cached) the kernel for the loaded buffers of ``shape``;
+        without ``params``, the rung's own for this shape (tuned, selected or
+        default). Raise SkipKernel if it cannot run here."""
 
     def set_c(self, c: np.ndarray) -> None:
         """Overwrite C on the device with this host array."""
@@ -102,11 +118,9 @@ class Backend(Protocol):
         """Wait for queued work and return C as a host float32 array."""
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
-                flush_l2: bool = False) -> list[float]:
-        """Warm up, then return raw per-call times in seconds."""
-
-    def threads_for(self, spec: KernelSpec) -> int | None:
-        """CPU threads the rung runs with (None on the GPU)."""
+                flush_l2: bool = False) -> tuple[list[float], dict]:
+        """Warm up, then return raw per-call times in seconds and notes on the
+        timing (calls per sample, the clock during the samples...)."""
 
     def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
         """(A @ B, |A| @ |B|) in float64, for verification."""

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .backend import Backend, Budget, Problem, Shape, SkipKernel
-from .ladder import KernelSpec, Params
+from .spec import KernelSpec, Params
 from .results import KernelResult
 from .verify import Expectation, Verification, combine
 
@@ -65,17 +65,14 @@ def verify_kernel(backend: Backend, gemm, passes: tuple[Expectation, ...], preci
 
 def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], plan: Plan) -> KernelResult:
     spec, backend = entry.spec, entry.backend
-    result = KernelResult(backend.device, spec.id, spec.name, spec.precision, problem.shape, "skip",
-                          threads=backend.threads_for(spec))
+    result = KernelResult(backend.device, spec.id, spec.name, spec.precision, problem.shape, "skip")
     try:
-        if entry.params is not None:
-            result.params, result.params_source = dict(entry.params), "given"
-        else:
-            result.params, result.params_source = backend.default_params(spec)
-        gemm = backend.prepare(spec, result.params)
+        prepared = backend.prepare(spec, problem.shape, entry.params)
     except SkipKernel as exc:
         result.reason = str(exc)
         return result
+    result.params, result.params_source, result.threads = prepared.params, prepared.params_source, prepared.threads
+    gemm = prepared.gemm
     try:
         plan.log(f"{spec.name} {problem.shape}: verify")
         result.verification = verify_kernel(backend, gemm, passes, spec.precision)
@@ -85,8 +82,8 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
                 f"{result.verification.nonfinite} non-finite or unwritten elements"
             return result
         plan.log(f"{spec.name} {problem.shape}: time")
-        samples = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, plan.budget, plan.flush_l2)
-        result.samples, result.notes, result.status = samples, dict(backend.last_measure_notes), "pass"
+        result.samples, result.notes = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, plan.budget, plan.flush_l2)
+        result.status = "pass"
     except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool
         result.status = "fail"
         result.reason = f"{type(exc).__name__}: {exc}".splitlines()[0]

@@ -7,29 +7,19 @@ a missing prerequisite, always as one line on stderr.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import click
 
 from . import __version__
-from .backend import Budget, Shape
-from .bench import Entry, Plan, run_plan
-from .ladder import baselines, comparison_precision, get_spec, ladder
+from .bench import Entry
+from .errors import UserError
 from .report import Reporter
-from .results import RunRecord, new_result_path, save, to_json
+from .rungs import get_spec, ladder
+from .session import Session
 from .sweep import parse_sweep, sweep_shapes
 
-_STARTED = time.perf_counter()
-DEFAULT_SIZE = {"gpu": 4096, "cpu": 1024}
-DEFAULT_BUDGET = {"gpu": Budget(0.05, 10, 200, 0.5), "cpu": Budget(0.2, 3, 50, 2.0)}
 TUNE_BUDGET_SECONDS = 0.15
-
-
-class UserError(click.ClickException):
-    """Bad input or a missing prerequisite: one line, exit code 2."""
-
-    exit_code = 2
 
 
 # --------------------------------------------------------------------------
@@ -76,146 +66,6 @@ def _common_options(f):
     return f
 
 
-# --------------------------------------------------------------------------
-# building a plan
-# --------------------------------------------------------------------------
-
-class Session:
-    """The backends one command uses, created once and shared by its plan."""
-
-    def __init__(self, opts: dict, reporter: Reporter):
-        self.opts = opts
-        self.reporter = reporter
-        self.log = (lambda message: reporter.note(f"[{time.perf_counter() - _STARTED:6.2f}s] {message}")) \
-            if opts["verbose"] else None
-        self.device, self.gpu = self._resolve_device(opts["device"])
-        self._cpu = {}
-
-    def _resolve_device(self, wanted: str):
-        if wanted == "cpu":
-            return "cpu", None
-        from .gpu.device import GpuUnavailable
-        try:
-            from .gpu.backend import GpuBackend
-            from .tuning import TuningCache
-            tuning = None if self.opts.get("no_tune_cache") else TuningCache()
-            return "gpu", GpuBackend(log=self.log, tuning=tuning)
-        except GpuUnavailable as exc:
-            if wanted == "gpu":
-                raise UserError(f"no usable GPU: {exc}")
-            self.reporter.note(f"No GPU ({exc}): running the CPU ladder.")
-            return "cpu", None
-
-    def cpu(self, threads: int):
-        """The CPU backend running everything at ``threads`` threads."""
-        if threads not in self._cpu:
-            from .cpu.backend import CpuBackend
-            self._cpu[threads] = CpuBackend(threads=threads, log=self.log)
-        return self._cpu[threads]
-
-    def entries(self, ids: list[int], with_openblas: bool = False, all_baselines: bool = False) -> list[Entry]:
-        """Rows for these rung ids, on the right backends, after the library
-        rows they are compared with (cuBLAS SGEMM always; cuBLAS TF32 beside
-        TF32 rungs, or with all_baselines)."""
-        try:
-            rungs = [get_spec(self.device, i) for i in dict.fromkeys(ids) if i != 0]
-        except KeyError as exc:
-            raise UserError(exc.args[0])
-        rungs.sort(key=lambda s: s.id)
-        precisions = {"fp32", "tf32"} if all_baselines else {"fp32", *(comparison_precision(s.precision) for s in rungs)}
-        specs = baselines(self.device, precisions) + rungs
-        if self.device == "gpu":
-            rows = [Entry(self.gpu, s) for s in specs]
-            if with_openblas:
-                from .cpu.backend import core_count
-                rows.append(Entry(self.cpu(self.opts["threads"] or core_count()), get_spec("cpu", 0)))
-            return rows
-        if any(not s.is_baseline for s in specs):
-            from .cpu.build import CompilerNotFound, compiler
-            try:
-                compiler()
-            except CompilerNotFound as exc:
-                raise UserError(str(exc))
-        from .cpu.backend import default_threads
-        baseline = get_spec("cpu", 0)
-        rungs = [s for s in specs if not s.is_baseline]
-
-        def threads_of(spec):
-            return default_threads(spec, self.opts["threads"])
-
-        rows = []
-        # each thread count gets its own OpenBLAS row, the one its rungs are compared with
-        for threads in dict.fromkeys(map(threads_of, rungs)) or [threads_of(baseline)]:
-            group = [baseline] + [s for s in rungs if threads_of(s) == threads]
-            rows += [Entry(self.cpu(threads), s) for s in group]
-        return rows
-
-    def shape(self, m, n, k) -> Shape:
-        size = DEFAULT_SIZE[self.device]
-        return Shape(m or size, n or size, k or size)
-
-    def budget(self) -> Budget:
-        base = DEFAULT_BUDGET[self.device]
-        o = self.opts
-        budget = Budget(
-            base.warmup_seconds if o["warmup"] is None else o["warmup"],
-            o["min_samples"] or base.min_samples,
-            o["max_samples"] or max(base.max_samples, o["min_samples"] or 0),
-            base.max_seconds if o["budget"] is None else o["budget"])
-        if budget.warmup_seconds < 0 or budget.max_seconds < 0:
-            raise UserError("--warmup and --budget must be >= 0")
-        if budget.min_samples > budget.max_samples:
-            raise UserError("--min-samples is larger than --max-samples")
-        return budget
-
-    def environment(self, entries: list[Entry]) -> dict:
-        env = {}
-        if self.gpu is not None:
-            env.update(self.gpu.environment())
-        cpu = next((e.backend for e in entries if e.backend.device == "cpu"), None)
-        if cpu is not None:
-            env["cpu"] = cpu.environment()
-        return env
-
-    def check_fits(self, shapes: list[Shape]) -> None:
-        if self.gpu is None:
-            return
-        from .gpu.backend import ShapeTooLarge
-        for shape in shapes:
-            try:
-                self.gpu.check_fits(shape)
-            except ShapeTooLarge as exc:
-                raise UserError(str(exc))
-
-
-def execute(command: str, session: Session, entries: list[Entry], shapes: list[Shape], show) -> int:
-    """Run the plan, saving after every kernel; print; return the exit code."""
-    opts, reporter = session.opts, session.reporter
-    session.check_fits(shapes)
-    plan = Plan(entries, shapes, opts["seed"], session.budget(), opts["flush_l2"])
-    if session.log:
-        plan.log = session.log
-    saved = {k: (str(v) if isinstance(v, Path) else v) for k, v in opts.items()}
-    record = RunRecord(command, session.device, saved, session.environment(entries))
-    path = None if opts["no_save"] else new_result_path(opts["results_dir"], command, session.device)
-
-    with reporter.progress(plan.steps, command) as advance:
-        def on_result(result):
-            record.results.append(result)
-            if path is not None:
-                save(record, path)
-            advance(f"{result.name} {result.shape}")
-        run_plan(plan, on_result)
-
-    if opts["as_json"]:
-        click.echo(to_json(record, indent=2))
-    else:
-        show(record)
-    if path is not None:
-        reporter.note(f"saved {path}")
-    return 1 if record.failed else 0
-
-
 def _reporter(opts: dict) -> Reporter:
     return Reporter(opts["fmt"], quiet=opts["as_json"])
 
@@ -240,7 +90,7 @@ def run(kernel_id, m, n, k, **opts):
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     entries = session.entries([0, kernel_id])
-    return execute("run", session, entries, [session.shape(m, n, k)], reporter.show_results)
+    return session.execute("run", entries, [session.shape(m, n, k)], reporter.show_results)
 
 
 @cli.command()
@@ -259,7 +109,7 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
     session = Session(opts, reporter)
     ids = [s.id for s in ladder(session.device)] if all_rungs else [0, *kernel_ids]
     entries = session.entries(ids, with_openblas=True, all_baselines=all_rungs)
-    return execute("compare", session, entries, [session.shape(m, n, k)], reporter.show_results)
+    return session.execute("compare", entries, [session.shape(m, n, k)], reporter.show_results)
 
 
 @cli.command()
@@ -295,7 +145,7 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
             plot_sweep(record, plot)
             reporter.note(f"plot written to {plot}")
 
-    return execute("sizes", session, entries, shapes, show)
+    return session.execute("sizes", entries, shapes, show)
 
 
 @cli.command()
@@ -350,7 +200,7 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
             reporter.note(note)
         reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
 
-    return execute("tune", session, entries, [shape], show)
+    return session.execute("tune", entries, [shape], show)
 
 
 def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
@@ -388,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as exc:
         click.echo(f"gemmbench: error: {exc.format_message()}", err=True)
         code = exc.exit_code
+    except UserError as exc:
+        click.echo(f"gemmbench: error: {exc}", err=True)
+        code = UserError.exit_code
     except click.Abort:
         click.echo("gemmbench: interrupted", err=True)
         code = 130

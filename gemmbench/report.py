@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .ladder import KernelSpec
+from .spec import KernelSpec
 from .results import KernelResult, RunRecord, baseline_for, percent_of_baseline, percent_of_peak
 
 BASELINE_NAME = {"gpu": "cuBLAS", "cpu": "OpenBLAS"}

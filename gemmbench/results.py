@@ -14,7 +14,7 @@ from pathlib import Path
 
 from . import __version__
 from .backend import Shape
-from .ladder import comparison_precision
+from .spec import comparison_precision
 from .stats import Stats, gflops, summarize
 from .verify import Verification
 

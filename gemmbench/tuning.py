@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .backend import Shape
-from .ladder import KernelSpec, Params
+from .spec import KernelSpec, Params
 
 CACHE_VERSION = 1
 

@@ -1,12 +1,13 @@
 """The command contract, run through the real entry point (no GPU needed)."""
 
+import dataclasses
 import json
 
 import numpy as np
 import pytest
 
 from gemmbench import cli
-from gemmbench.ladder import GPU_LADDER
+from gemmbench.rungs import GPU_LADDER
 from gemmbench.cpu.backend import CpuBackend
 from gemmbench.gpu.device import GpuUnavailable
 
@@ -111,15 +112,15 @@ def test_no_save_writes_nothing(capsys, tmp_path):
 def test_failing_kernel_exits_1_and_shows_fail(capsys, monkeypatch, tmp_path):
     real_prepare = CpuBackend.prepare
 
-    def broken(self, spec, params=None):
-        gemm = real_prepare(self, spec, params)
+    def broken(self, spec, shape, params=None):
+        prepared = real_prepare(self, spec, shape, params)
         if spec.id != 2:
-            return gemm
+            return prepared
 
         def wrong(alpha, beta):
-            gemm(alpha, beta)
+            prepared.gemm(alpha, beta)
             self.C[0, 0] += 1.0  # one wrong element
-        return wrong
+        return dataclasses.replace(prepared, gemm=wrong)
 
     monkeypatch.setattr(CpuBackend, "prepare", broken)
     code, out, _ = run(capsys, "run", "-i", "2", "--device", "cpu", *SMALL, *FAST, "--no-save")

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 
 from gemmbench.cpu import build
-from gemmbench.ladder import CPU_LADDER
+from gemmbench.rungs import CPU_LADDER
 
 RUNG5 = CPU_LADDER[5]
 

@@ -6,7 +6,7 @@ import pytest
 from gemmbench.backend import Budget, Problem, Shape, SkipKernel
 from gemmbench.cpu import backend as cpu_backend
 from gemmbench.cpu.backend import CpuBackend
-from gemmbench.ladder import CPU_LADDER
+from gemmbench.rungs import CPU_LADDER
 from gemmbench.verify import Expectation
 
 # the shapes, plus shapes that are multiples of no micro-tile or block
@@ -24,7 +24,7 @@ def cache(tmp_path_factory):
 
 
 def run(backend, spec, problem, alpha, beta):
-    gemm = backend.prepare(spec)
+    gemm = backend.prepare(spec, problem.shape).gemm
     backend.set_c(problem.C0 if beta else np.full_like(problem.C0, np.nan))
     gemm(alpha, beta)
     return backend.get_c()
@@ -67,9 +67,10 @@ def test_thread_policy():
 def test_measure_returns_raw_samples(cache):
     backend = CpuBackend()
     backend.load(Problem.random(Shape(32, 32, 32)))
-    gemm = backend.prepare(CPU_LADDER[5])
+    gemm = backend.prepare(CPU_LADDER[5], Shape(32, 32, 32)).gemm
     budget = Budget(warmup_seconds=0.0, min_samples=5, max_samples=7, max_seconds=1e-3)
-    samples = backend.measure(gemm, 1.0, 0.0, budget)
+    samples, notes = backend.measure(gemm, 1.0, 0.0, budget)
+    assert notes == {"calls_per_sample": 1}
     assert 5 <= len(samples) <= 7 and all(t > 0 for t in samples)
 
 
@@ -78,7 +79,7 @@ def test_too_slow_rung_is_skipped_with_predicted_time(cache, monkeypatch):
     backend = CpuBackend(max_call_seconds=1e-12)
     backend.load(Problem.random(Shape(16, 16, 16)))
     with pytest.raises(SkipKernel, match=r"predicted to take .* s"):
-        backend.prepare(CPU_LADDER[1])
+        backend.prepare(CPU_LADDER[1], Shape(16, 16, 16))
 
 
 def test_environment_is_json_safe(cache):

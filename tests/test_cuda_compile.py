@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from gemmbench.gpu.compile import expand_source, nvcc_options, target_for
-from gemmbench.ladder import GPU_LADDER
+from gemmbench.rungs import GPU_LADDER
 
 NVCC = shutil.which("nvcc")
 RUNGS = [spec for spec in GPU_LADDER if not spec.is_baseline]

@@ -6,7 +6,7 @@ import pytest
 
 from gemmbench.backend import Shape, SkipKernel
 from gemmbench.gpu import drivers
-from gemmbench.ladder import KernelSpec
+from gemmbench.spec import KernelSpec
 
 
 class FakeFunction:

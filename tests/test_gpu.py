@@ -9,7 +9,7 @@ import pytest
 from gemmbench import cli
 from gemmbench.backend import Budget, Problem, Shape
 from gemmbench.bench import expectations, verify_kernel
-from gemmbench.ladder import GPU_LADDER, baselines, get_spec
+from gemmbench.rungs import GPU_LADDER, baselines, get_spec
 from gemmbench.verify import tolerance
 
 pytestmark = pytest.mark.gpu
@@ -34,7 +34,7 @@ def loaded(request, gpu):
 @pytest.mark.parametrize("spec", GPU_LADDER, ids=lambda s: f"rung{s.id}")
 def test_rung_matches_fp64_reference(gpu, loaded, spec):
     problem, passes = loaded
-    v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
+    v = verify_kernel(gpu, gpu.prepare(spec, problem.shape).gemm, passes, spec.precision)
     assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
@@ -43,7 +43,7 @@ def test_rung_matches_fp64_reference(gpu, loaded, spec):
 def test_mma_sync_fallback_matches_fp64_reference(gpu, loaded, spec):
     """The path GPUs without wgmma take (built here for plain sm_90), through the tool's own driver."""
     problem, passes = loaded
-    v = verify_kernel(gpu, gpu.prepare(spec), passes, spec.precision)
+    v = verify_kernel(gpu, gpu.prepare(spec, problem.shape).gemm, passes, spec.precision)
     assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
@@ -60,11 +60,11 @@ def test_reference_agrees_with_numpy(gpu):
 def test_timer_returns_raw_samples_within_budget(gpu):
     problem = Problem.random(Shape(256, 256, 256), seed=0)
     gpu.load(problem)
-    gemm = gpu.prepare(get_spec("gpu", 5))
-    samples = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 40, 0.01))
+    gemm = gpu.prepare(get_spec("gpu", 5), problem.shape).gemm
+    samples, _ = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 40, 0.01))
     assert 5 <= len(samples) <= 40 and all(s > 0 for s in samples)
-    cold = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 5, 0.0), flush_l2=True)
-    assert len(cold) == 5 and gpu.last_measure_notes["calls_per_sample"] == 1
+    cold, notes = gpu.measure(gemm, 1.0, 0.0, Budget(0.01, 5, 5, 0.0), flush_l2=True)
+    assert len(cold) == 5 and notes["calls_per_sample"] == 1
 
 
 def test_second_load_compiles_nothing(gpu, monkeypatch):
@@ -104,8 +104,8 @@ def test_cublas_tf32_really_runs_in_tf32(gpu):
     gpu.load(problem)
     passes = expectations(problem, *gpu.reference(problem))
     fp32, tf32 = baselines("gpu")
-    assert verify_kernel(gpu, gpu.prepare(fp32), passes, "fp32").passed
-    v = verify_kernel(gpu, gpu.prepare(tf32), passes, "tf32")
+    assert verify_kernel(gpu, gpu.prepare(fp32, problem.shape).gemm, passes, "fp32").passed
+    v = verify_kernel(gpu, gpu.prepare(tf32, problem.shape).gemm, passes, "tf32")
     assert v.passed and v.max_rel_error > tolerance(64, "fp32")
 
 

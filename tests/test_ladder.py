@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from gemmbench.ladder import GPU_LADDER, KernelSpec, baselines, comparison_precision, get_spec
+from gemmbench.rungs import GPU_LADDER, baselines, get_spec
+from gemmbench.spec import KernelSpec, comparison_precision
 
 
 def test_rung_0_is_sgemm_and_cublas_tf32_is_its_companion():

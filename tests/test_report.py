@@ -3,7 +3,7 @@ import math
 from rich.console import Console
 
 from gemmbench.backend import Shape
-from gemmbench.ladder import CPU_LADDER, GPU_LADDER
+from gemmbench.rungs import CPU_LADDER, GPU_LADDER
 from gemmbench.report import (footer_lines, format_rate, format_time, ladder_rows, result_columns, result_rows,
                               results_table, sweep_rows, to_csv, to_markdown, tuning_rows)
 from gemmbench.results import KernelResult, RunRecord

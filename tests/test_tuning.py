@@ -4,7 +4,7 @@ import dataclasses
 import json
 
 from gemmbench.backend import Shape
-from gemmbench.ladder import get_spec
+from gemmbench.rungs import get_spec
 from gemmbench.tuning import TuningCache, candidates, shape_class, source_digest
 
 RUNG9 = get_spec("gpu", 9)

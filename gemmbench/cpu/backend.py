@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import Budget, Gemm, Problem, SkipKernel
-from ..ladder import KernelSpec, Params
+from ..backend import Budget, Prepared, Problem, Shape, SkipKernel
+from ..spec import KernelSpec, Params
 from ..timing import sample, warm_up
 from . import build
 
@@ -107,7 +107,6 @@ class CpuBackend:
         self.max_call_seconds = max_call_seconds
         self._flush_buffer: np.ndarray | None = None
         self.A = self.B = self.C = None
-        self.last_measure_notes: dict = {}
 
     # ---- threads ---------------------------------------------------------
 
@@ -143,12 +142,9 @@ class CpuBackend:
         self.B = np.ascontiguousarray(problem.B, dtype=np.float32)
         self.C = np.zeros((problem.shape.M, problem.shape.N), dtype=np.float32)
 
-    def default_params(self, spec: KernelSpec) -> tuple[dict, str]:
-        return dict(spec.params), "default"
-
-    def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
-        if self.A is None:
-            raise RuntimeError("load(problem) before prepare(spec)")
+    def prepare(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> Prepared:
+        if self.A is None or (shape.M, shape.K, shape.N) != (*self.A.shape, self.B.shape[1]):
+            raise RuntimeError(f"prepare({shape}) before load(problem) of that shape")
         threads = self.threads_for(spec)
         if spec.is_baseline:
             kernel = self._numpy_gemm
@@ -167,7 +163,8 @@ class CpuBackend:
             _POOLS.use(threads)
             kernel(alpha, beta)
 
-        return gemm
+        given = params is not None
+        return Prepared(gemm, spec, dict(params if given else spec.params), "given" if given else "default", threads)
 
     def set_c(self, c: np.ndarray) -> None:
         np.copyto(self.C, c, casting="same_kind")
@@ -176,7 +173,7 @@ class CpuBackend:
         return self.C.copy()
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
-                flush_l2: bool = False) -> list[float]:
+                flush_l2: bool = False) -> tuple[list[float], dict]:
         """Per-call wall times (time.perf_counter) after a warm-up. With
         flush_l2, a buffer twice the last-level cache is written (untimed)
         before each call, so every call starts with cold caches."""
@@ -192,9 +189,7 @@ class CpuBackend:
                 times.append(time.perf_counter() - t0)
             return times
 
-        samples = sample(take, budget, per_call)
-        self.last_measure_notes = {"calls_per_sample": 1}
-        return samples
+        return sample(take, budget, per_call), {"calls_per_sample": 1}
 
     def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
         _POOLS.use(core_count())  # float64 BLAS on every core: not timed

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
-from ..ladder import KernelSpec
+from ..spec import KernelSpec
 from ..sources import source_dir
 
 BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backend import Budget, Gemm, Problem, Shape, SkipKernel
-from ..ladder import KernelSpec, Params
+from ..backend import Budget, Gemm, Prepared, Problem, Shape, SkipKernel
+from ..spec import KernelSpec, Params
 from . import compile as kernels
 from . import drivers
 from .cublas import Cublas, CublasUnavailable
@@ -38,8 +38,7 @@ class GpuBackend:
         self._log = log or (lambda message: None)
         self._cublas: dict[str, Cublas] = {}
         self._cublas_error: str | None = None
-        self.shape: Shape | None = None
-        self.last_measure_notes: dict = {}
+        self.loaded: Shape | None = None  # the shape whose buffers A, B, C hold
 
     # -- cuBLAS is optional: without it the hand-written rungs still run ----
     @property
@@ -65,9 +64,6 @@ class GpuBackend:
             env["cublas"] = f"unavailable: {exc}"
         return env
 
-    def threads_for(self, spec: KernelSpec) -> None:
-        return None
-
     def check_fits(self, shape: Shape) -> None:
         """Raise ShapeTooLarge before allocating anything that cannot fit."""
         need = bytes_needed(shape) + 2 * self.info.l2_bytes
@@ -78,7 +74,7 @@ class GpuBackend:
 
     def load(self, problem: Problem) -> None:
         self.check_fits(problem.shape)
-        self.shape = problem.shape
+        self.loaded = problem.shape
         # free the previous shape's buffers before allocating the next
         self.A = self.B = self.C = None
         gpuarray = _gpuarray()
@@ -86,40 +82,40 @@ class GpuBackend:
         self.B = gpuarray.to_gpu(problem.B)
         self.C = gpuarray.empty((problem.shape.M, problem.shape.N), np.float32)
 
-    def default_params(self, spec: KernelSpec) -> tuple[dict, str]:
-        """The parameters a rung runs with at the loaded shape, and where they
-        come from: "tuned" (the tuning cache), "selected" (the rung's per-shape
-        choice) or "default"."""
-        if spec.is_baseline:
-            return {}, "default"
-        run_spec = spec.for_device(self.info.compute_capability)
+    def _params(self, run_spec: KernelSpec, shape: Shape) -> tuple[dict, str]:
+        """The parameters a rung runs with at a shape when none are given, and
+        where they come from: "tuned" (the tuning cache), "selected" (the
+        rung's per-shape choice) or "default"."""
         if self.tuning is not None:
-            tuned = self.tuning.lookup(self.info.name, run_spec, self.shape)
+            tuned = self.tuning.lookup(self.info.name, run_spec, shape)
             if tuned is not None:
                 return tuned, "tuned"
-        M, N, K = self.shape.M, self.shape.N, self.shape.K
-        return run_spec.params_for(M, N, K, self.info.sm_count), "selected" if run_spec.select else "default"
+        params = run_spec.params_for(shape.M, shape.N, shape.K, self.info.sm_count)
+        return params, "selected" if run_spec.select else "default"
 
-    def prepare(self, spec: KernelSpec, params: Params | None = None) -> Gemm:
-        M, N, K = self.shape.M, self.shape.N, self.shape.K
+    def prepare(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> Prepared:
+        if shape != self.loaded:
+            raise RuntimeError(f"prepare({shape}) while the buffers hold {self.loaded}: load the problem first")
+        M, N, K = shape.M, shape.N, shape.K
         A, B, C = self.A.gpudata, self.B.gpudata, self.C.gpudata
         if spec.is_baseline:
             blas = self._cublas_handle(spec.precision)
-            return lambda alpha, beta: blas.sgemm(M, N, K, alpha, A, B, beta, C)
+            return Prepared(lambda alpha, beta: blas.sgemm(M, N, K, alpha, A, B, beta, C), spec)
         cc = self.info.compute_capability
         if cc < spec.min_cc:
             raise SkipKernel("needs compute capability %d.%d" % spec.min_cc)
         run_spec = spec.for_device(cc)
-        p = dict(self.default_params(spec)[0] if params is None else params)
+        p, source = (dict(params), "given") if params is not None else self._params(run_spec, shape)
         reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
         self._log(f"SourceModule {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
                   f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
         module = kernels.load_module(run_spec, cc, p)
-        return drivers.build(drivers.LaunchContext(
-            run_spec, p, module, self.shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
+        gemm = drivers.build(drivers.LaunchContext(
+            run_spec, p, module, shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
             self._workspace, self._allow_shared))
+        return Prepared(gemm, run_spec, p, source)
 
     def _allow_shared(self, function, shared_bytes: int) -> None:
         function.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
@@ -142,8 +138,7 @@ class GpuBackend:
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
         samples, repeats = self.timer.measure(gemm, alpha, beta, budget, flush_l2)
         # read right after the last sample: the clock the kernel ran at
-        self.last_measure_notes = {"calls_per_sample": repeats, **sm_clock_now()}
-        return samples
+        return samples, {"calls_per_sample": repeats, **sm_clock_now()}
 
     def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
         """(A @ B, |A| @ |B|) in float64 by cuBLAS DGEMM; numpy when cuBLAS or

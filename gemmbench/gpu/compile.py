@@ -12,7 +12,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from ..ladder import KernelSpec, Params
+from ..spec import KernelSpec, Params
 from ..sources import source_dir
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)

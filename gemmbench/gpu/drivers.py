@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..backend import Gemm, Shape, SkipKernel
-from ..ladder import KernelSpec, Params, ceil_div
+from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
+from ..spec import KernelSpec, Params, ceil_div
 
 # Elementwise helpers are grid-stride loops: this many blocks per SM is plenty.
 _BLOCKS_PER_SM = 8
@@ -48,7 +49,7 @@ class LaunchContext:
         if shared_bytes > self.max_shared_bytes:
             raise SkipKernel(f"{shared_bytes} bytes of shared memory per block; the GPU allows "
                              f"{self.max_shared_bytes}")
-        if shared_bytes > 48 * 1024:  # beyond the default limit a kernel must opt in
+        if shared_bytes > SMEM_DEFAULT_PER_BLOCK:  # beyond the default limit a kernel must opt in
             self.allow_shared(function, shared_bytes)
         return function
 

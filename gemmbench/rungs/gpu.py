@@ -1,110 +1,12 @@
-"""The ladder: one KernelSpec record per rung, GPU and CPU.
-
-A record holds everything a ``switch`` over rung ids would otherwise scatter:
-where the source lives, its compile-time parameters and the constraints that
-make them valid, the launch geometry, the precision class and a one-line
-summary of what changed from the previous rung. Adding a rung is one source
-file plus one record here.
-"""
+"""The GPU ladder: one KernelSpec record per rung (sources in ``cuda_src/``),
+with the parameter constraints of each rung family."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from ..spec import Dim3, KernelSpec, Params, ceil_div
+from . import multistage
+from .limits import SMEM_DEFAULT_PER_BLOCK, SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
-from . import shape_select as multistage
-
-Params = Mapping[str, int]
-Dim3 = tuple[int, int, int]
-
-
-def ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
-def comparison_precision(precision: str) -> str:
-    """The precision of the library row a rung is compared with: TF32 rows
-    with cuBLAS TF32; FP32 and FP32-accurate 3xTF32 rows with SGEMM."""
-    return "tf32" if precision == "tf32" else "fp32"
-
-
-def _no_constraint(p: Params) -> str | None:
-    return None
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """One rung of a ladder.
-
-    ``source`` is a file name in ``cuda_src/`` (GPU) or ``cpu_src/`` (CPU);
-    ``None`` marks the library baseline (cuBLAS / OpenBLAS), which is rung 0;
-    on the GPU it comes in two precisions (cuBLAS SGEMM and cuBLAS TF32).
-    ``block`` and ``grid`` give the CUDA launch geometry as functions of
-    (params) and (M, N, K, params), ``smem`` the dynamic shared memory in
-    bytes. ``check`` returns the reason a parameter combination is invalid, or
-    None; ``search_space`` lists the values ``gemmbench tune`` may try.
-
-    ``driver`` says what one GEMM call launches (gemmbench.gpu.drivers):
-    "single" (one ``sgemm``), "split_k" (``sgemm`` over K slices, then
-    ``reduce_splits``) or "presplit_a" (``split_tf32`` of A, then ``sgemm``).
-    ``select`` picks the parameters per shape (shape-adaptive rungs).
-    ``arch_specific`` rungs are built for sm_90a on compute capability 9.0
-    (wgmma); elsewhere the same source is built with ``fallback``'s parameters
-    and launch geometry.
-    """
-
-    id: int
-    name: str
-    device: str  # "gpu" or "cpu"
-    summary: str
-    source: str | None = None
-    entry: str = "sgemm"
-    params: Params = field(default_factory=dict)
-    search_space: Mapping[str, Sequence[int]] = field(default_factory=dict)
-    check: Callable[[Params], str | None] = _no_constraint
-    constraints: str = ""
-    block: Callable[[Params], Dim3] | None = None
-    grid: Callable[[int, int, int, Params], Dim3] | None = None
-    smem: Callable[[Params], int] | None = None
-    driver: str = "single"  # single | split_k | presplit_a
-    select: Callable[[int, int, int, int], Params] | None = None  # (M, N, K, sm_count) -> params
-    arch_specific: bool = False
-    fallback: "KernelSpec | None" = None
-    precision: str = "fp32"  # fp32 | tf32 | 3xtf32
-    min_cc: tuple[int, int] = (7, 0)
-    multithreaded: bool = False  # CPU rungs: uses all cores by default
-    cflags: tuple[str, ...] = ()  # CPU rungs: extra compiler flags
-
-    @property
-    def is_baseline(self) -> bool:
-        return self.source is None
-
-    def for_device(self, compute_capability: tuple[int, int]) -> "KernelSpec":
-        """The record that runs on this device: the fallback where the
-        architecture-specific path (sm_90a) is missing."""
-        if self.arch_specific and tuple(compute_capability) != (9, 0) and self.fallback is not None:
-            return self.fallback
-        return self
-
-    def params_for(self, M: int, N: int, K: int, sm_count: int) -> dict:
-        """Default parameters at a shape: ``select``'s choice, else ``params``."""
-        return dict(self.select(M, N, K, sm_count) if self.select else self.params)
-
-    def shared_bytes(self, params: Params | None = None) -> int:
-        return self.smem(self.params if params is None else params) if self.smem else 0
-
-    def defines(self, params: Params | None = None) -> list[str]:
-        """The ``-D`` options that carry compile-time parameters."""
-        p = self.params if params is None else params
-        return [f"-D{k}={v}" for k, v in sorted(p.items())]
-
-    def invalid_reason(self, params: Params | None = None) -> str | None:
-        return self.check(self.params if params is None else params)
-
-
-# --------------------------------------------------------------------------
-# GPU ladder
-# --------------------------------------------------------------------------
 
 def _tile_grid(bm: str, bn: str):
     """Grid for kernels whose block computes a BM x BN tile of C: x over N, y over M."""
@@ -131,7 +33,7 @@ def _check_blocktile(p: Params) -> str | None:
     if p["BK"] % 4 or p["TN"] % 4:
         return "BK and TN must be multiples of 4 (float4 access)"
     smem = 4 * p["BK"] * (p["BM"] + p["BN"])
-    if smem > 48 * 1024:
+    if smem > SMEM_DEFAULT_PER_BLOCK:
         return f"{smem} bytes of static shared memory exceed 48 KiB"
     return None
 
@@ -148,10 +50,7 @@ def _register_budget_reason(threads: int, accumulators: int, fragments: int, sta
     """
     staging = 3 * staged // 2
     need = accumulators + 16 + (fragments + staging if staged_during_fma else max(fragments, staging))
-    budget = min(255, 65536 // threads)
-    if need > budget:
-        return f"about {need} registers per thread needed, {budget} available: it would spill"
-    return None
+    return spill_reason(need, register_budget(threads))
 
 
 def _check_autotuned(p: Params) -> str | None:
@@ -191,7 +90,7 @@ def _check_warptile(p: Params) -> str | None:
 def _warptile_resources_reason(p: Params, buffers: int) -> str | None:
     """Shared memory (per buffer set) and registers of a valid warptile shape."""
     smem = buffers * 4 * p["BK"] * (p["BM"] + p["BN"])
-    if smem > 48 * 1024:
+    if smem > SMEM_DEFAULT_PER_BLOCK:
         return f"{smem} bytes of static shared memory exceed 48 KiB"
     wmiter = (p["WM"] * p["WN"]) // (32 * p["TM"] * p["TN"] * p["WNITER"])
     fragments = buffers * (wmiter * p["TM"] + p["WNITER"] * p["TN"])  # double buffering doubles them too
@@ -210,9 +109,6 @@ def _check_double_buffered(p: Params) -> str | None:
 # computed transposed (B is the register operand, A the shared-memory one),
 # a 1-D grid over BM x BN tiles. Elsewhere: the mma.sync fallback of
 # tf32_mma_sync.cuh with its own TC_ parameters and a 2-D grid.
-
-_SMEM_OPT_IN_MAX = multistage.SMEM_PER_BLOCK_MAX  # per block on sm_90 after opting in
-
 
 def _wgmma_block(p: Params) -> Dim3:
     return (128 * (p["BN"] // 64), 1, 1)
@@ -239,7 +135,7 @@ def _check_wgmma(p: Params) -> str | None:
         return "STAGES must be at least 3"
     if p["BN"] > 128 and p["BM"] > 128:
         return "more than 2 warpgroups leave too few registers for BM/2 accumulators"
-    if _wgmma_smem(p) > _SMEM_OPT_IN_MAX:
+    if _wgmma_smem(p) > SMEM_PER_BLOCK_MAX:
         return f"{_wgmma_smem(p)} bytes of shared memory exceed 227 KiB"
     return None
 
@@ -256,7 +152,7 @@ def _check_3xtf32_wgmma(p: Params) -> str | None:
         return "BN must be 128 (the second accumulator set needs the 255-register cap)"
     if p["BM"] > 192 or (p["BM"] == 192 and p["BK"] == 32):
         return "BM <= 192 (BK=16 at 192): accumulators and partial sums must fit in registers"
-    if _wgmma_smem(p, 2) > _SMEM_OPT_IN_MAX:
+    if _wgmma_smem(p, 2) > SMEM_PER_BLOCK_MAX:
         return f"{_wgmma_smem(p, 2)} bytes of shared memory exceed 227 KiB"
     return None
 
@@ -288,16 +184,13 @@ def _check_tc(p: Params, three: bool) -> str | None:
     if a_chunks % threads or b_chunks % threads:
         return "each thread must copy a whole number of 16-byte chunks of the A and B tiles"
     smem = _tc_smem_bytes(p, three)
-    if smem > 48 * 1024:
+    if smem > SMEM_DEFAULT_PER_BLOCK:
         return f"{smem} bytes of static shared memory exceed 48 KiB"
     # accumulators (twice with 3xTF32's per-tile flush), one k-group of fragments, ~5 per 16-byte copy of a stage
     flush = three and p.get("TC_FLUSH", 1) != 0
     need = (wm * wn // 32 * (2 if flush else 1) + (wm // 16) * (16 if three else 8) + (wn // 8) * 4
             + 5 * ((2 if three else 1) * a_chunks + b_chunks) // threads + 16)
-    budget = min(255, 65536 // threads)
-    if need > budget:
-        return f"about {need} registers per thread needed, {budget} available: it would spill"
-    return None
+    return spill_reason(need, register_budget(threads))
 
 
 _TC_SPACE = {"TC_BM": [64, 128, 256], "TC_BN": [64, 128, 256], "TC_BK": [16, 32],
@@ -406,44 +299,3 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                            {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
                                             "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
 )
-
-
-# --------------------------------------------------------------------------
-# CPU ladder
-# --------------------------------------------------------------------------
-
-CPU_LADDER: tuple[KernelSpec, ...] = (
-    KernelSpec(0, "OpenBLAS", "cpu", "the library baseline: numpy float32 matmul"),
-    KernelSpec(1, "naive", "cpu", "the i-j-k triple loop: B walked down a column, one cache line per multiply",
-               source="01_naive.c"),
-    KernelSpec(2, "loop reorder", "cpu", "i-k-j order: the inner loop streams rows of B and C, so it vectorises",
-               source="02_loop_reorder.c"),
-    KernelSpec(3, "1D tiling", "cpu", "K split in tiles so a block of B rows stays in cache across rows of A",
-               source="03_tiling_1d.c"),
-    KernelSpec(4, "2D cache blocking", "cpu", "M, N and K blocked so each block of A, B and C fits in L1/L2",
-               source="04_cache_blocking.c"),
-    KernelSpec(5, "packed micro-kernel", "cpu", "A and B packed into panels; a register-blocked FMA micro-kernel",
-               source="05_packed_microkernel.c"),
-    KernelSpec(6, "multithreaded", "cpu", "rung 5 with the rows of C split across cores (OpenMP); B packed by all threads",
-               source="06_multithreaded.c", multithreaded=True, cflags=("-fopenmp",)),
-)
-
-LADDERS = {"gpu": GPU_LADDER, "cpu": CPU_LADDER}
-
-
-def ladder(device: str) -> tuple[KernelSpec, ...]:
-    return LADDERS[device]
-
-
-def get_spec(device: str, kernel_id: int) -> KernelSpec:
-    """The rung with this id (0: the FP32 library baseline); raises KeyError with the valid ids."""
-    for spec in LADDERS[device]:
-        if spec.id == kernel_id:
-            return spec
-    ids = ", ".join(str(i) for i in dict.fromkeys(s.id for s in LADDERS[device]))
-    raise KeyError(f"no {device.upper()} rung {kernel_id} (valid: {ids})")
-
-
-def baselines(device: str, precisions=("fp32", "tf32")) -> list[KernelSpec]:
-    """The library rows of a ladder in these precisions (the CPU has FP32 only)."""
-    return [s for s in LADDERS[device] if s.is_baseline and s.precision in precisions]

@@ -19,12 +19,9 @@ from __future__ import annotations
 
 import math
 
-Params = dict
-
-SMEM_PER_BLOCK_MAX = 227 * 1024   # after opt-in (sm_80: 163 KiB; the tool skips what the GPU refuses)
-SMEM_PER_SM = 228 * 1024
-SMEM_RESERVED_PER_BLOCK = 1024    # the driver keeps 1 KiB per resident block
-REGISTERS_PER_SM = 65536
+from ..spec import Params
+from .limits import (REGISTERS_PER_THREAD_MAX, SMEM_PER_BLOCK_MAX, SMEM_PER_SM, SMEM_RESERVED_PER_BLOCK,
+                     THREADS_PER_SM, register_budget, spill_reason)
 
 # Rung 12's defaults: 256 x 128 tiles, 256 threads of 8 x 16, 3 stages of 32.
 R12_DEFAULT: Params = dict(BM=256, BN=128, BK=32, TM=8, TN=16, NUM_THREADS=256, STAGES=3, MIN_BLOCKS=1)
@@ -101,13 +98,13 @@ def check(p: Params) -> str | None:
         return f"{s} bytes of shared memory exceed 227 KiB"
     if min_blocks * (s + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
         return f"{min_blocks} blocks of {s} bytes of shared memory do not fit in an SM"
-    if min_blocks * threads > 2048:
-        return f"{min_blocks} blocks of {threads} threads exceed 2048 threads per SM"
-    cap = REGISTERS_PER_SM // (threads * min_blocks) // 8 * 8  # what __launch_bounds__ lets ptxas use
-    budget = 255 if cap >= 256 else cap - 4  # below 255, keep a little slack (64x128 8x8 at 168 spills 8 bytes)
-    need = registers_needed(p)
-    if need > budget:
-        return f"about {need} registers per thread needed, {budget} available: it would spill"
+    if min_blocks * threads > THREADS_PER_SM:
+        return f"{min_blocks} blocks of {threads} threads exceed {THREADS_PER_SM} threads per SM"
+    cap = register_budget(threads, min_blocks)  # what __launch_bounds__ lets ptxas use, in steps of 8
+    # below the cap of 255, keep a little slack (64x128 8x8 at 168 spills 8 bytes)
+    reason = spill_reason(registers_needed(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
+    if reason:
+        return reason
     if p.get("SPLITS", 1) < 1:
         return "SPLITS must be at least 1"
     return None
