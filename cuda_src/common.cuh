@@ -31,8 +31,8 @@ __device__ __forceinline__ float4 gemm_epilogue4(float4 acc, float alpha, float 
 // Blocks per SM to promise __launch_bounds__ so that ptxas keeps a thread at
 // <= 128 registers: for a 256-thread blocktiling kernel that lets two blocks
 // (16 warps) share an SM instead of one, and one block's loads and barrier
-// then overlap the other's FMAs. Used by rungs 6-8 (rung 5, with scalar
-// loads and stores, would spill on sm_80 under this cap).
+// then overlap the other's FMAs. Used by rungs 6-8 (rung 5 takes the same cap
+// on sm_90 only: with scalar loads and stores it would spill on sm_80).
 constexpr int min_blocks_for_128_regs(int threads) { return threads >= 512 ? 1 : 65536 / (128 * threads); }
 
 // ---------------------------------------------------------------------------
