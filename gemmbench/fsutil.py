@@ -33,6 +33,8 @@ from .errors import SetupError
 STALE_SECONDS = 24 * 3600
 
 _TEMP = re.compile(r"^\..+\.tmp-(?P<host>.+)-(?P<pid>\d+)-[0-9a-f]{8}$")
+# Temporaries of earlier versions (tempfile.mkstemp names), removed by age only.
+_OLD_TEMP = re.compile(r"^(tmp|\.tuning-|\.tmp-)[a-z0-9_]{8}\.(so|json)$")
 
 
 class CacheDirError(SetupError):
@@ -78,11 +80,11 @@ def remove_stale_temps(directory: Path, max_age: float = STALE_SECONDS) -> list[
     host, now, removed = socket.gethostname(), time.time(), []
     for name in names:
         match = _TEMP.match(name)
-        if not match:
+        if not match and not _OLD_TEMP.match(name):
             continue
         path = Path(directory) / name
         try:
-            abandoned = match["host"] == host and not _process_alive(int(match["pid"]))
+            abandoned = match is not None and match["host"] == host and not _process_alive(int(match["pid"]))
             if abandoned or now - path.lstat().st_mtime > max_age:
                 path.unlink()
                 removed.append(path)

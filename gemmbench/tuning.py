@@ -186,7 +186,7 @@ def _read_entries(path: Path) -> dict:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UnreadableCache(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # bad JSON, or a number past Python's digit limit
         raise UnreadableCache(f"not JSON ({exc})") from None
     except RecursionError:
         raise UnreadableCache("JSON nested too deeply") from None
@@ -200,12 +200,12 @@ def _entry_problem(entry, spec: KernelSpec) -> str | None:
     if not isinstance(entry, dict) or not isinstance(entry.get("params"), dict):
         return "not a tuning entry"
     if entry.get("source_digest") != source_digest(spec):
-        return "the kernel's source changed since it was tuned"
+        return f"the kernel's source changed since it was tuned (run 'gemmbench tune -i {spec.id}' again)"
     params = entry["params"]
     unknown, missing = set(params) - set(spec.params), set(spec.params) - set(params)
     if unknown or missing:
         return "parameter names differ from the rung's" + \
-            (f" (unknown: {', '.join(sorted(map(str, unknown)))})" if unknown else "") + \
+            (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "") + \
             (f" (missing: {', '.join(sorted(missing))})" if missing else "")
     bad = [f"{k}={v!r}" for k, v in sorted(params.items()) if type(v) is not int or v < 1]
     if bad:

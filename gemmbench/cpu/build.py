@@ -80,11 +80,12 @@ def compiler() -> list[str]:
     try:
         cmd = shlex.split(os.environ.get("CC", "").strip() or "cc")
     except ValueError as exc:  # an unbalanced quote
-        raise CompilerNotFound(f"{_named(['cc'])} is not a command ({exc}): {INSTALL_HINT}") from None
-    if not cmd or shutil.which(cmd[0]) is None:
+        raise CompilerNotFound(f"{_named(['cc'])} is not a command ({exc}); {INSTALL_HINT}") from None
+    resolved = shutil.which(cmd[0]) if cmd else None
+    if resolved is None:
         name = cmd[0] if cmd else "cc"
-        raise CompilerNotFound(f"no C compiler found: {_named(cmd)} ('{name}' is not on PATH): {INSTALL_HINT}")
-    _probe(tuple(cmd), shutil.which(cmd[0]))
+        raise CompilerNotFound(f"no C compiler found: {_named(cmd)} ('{name}' is not on PATH); {INSTALL_HINT}")
+    _probe(tuple(cmd), resolved)
     return cmd
 
 
@@ -102,7 +103,7 @@ def _probe(cmd: tuple[str, ...], resolved: str) -> None:
         except (OSError, subprocess.TimeoutExpired) as exc:
             problem = f"cannot run ({getattr(exc, 'strerror', None) or exc})"
         else:
-            problem = _exit_problem(done) or _library_problem(output)
+            problem = _exit_problem(done) or _library_problem(output) or _load_problem(output)
     if problem:
         raise CompilerNotFound(f"{_named(cmd)} cannot build a shared library: it {problem}; {INSTALL_HINT}")
 
@@ -130,12 +131,22 @@ def _library_problem(path: Path) -> str | None:
     return None
 
 
+def _load_problem(probe: Path) -> str | None:
+    """Why this process cannot load the probe library (another architecture,
+    an executable instead of a library), or None."""
+    try:
+        ctypes.CDLL(str(probe)).gemmbench_probe  # the library loads and its symbol resolves
+    except (OSError, AttributeError) as exc:
+        return f"built a library this Python cannot load ({str(exc).splitlines()[0][:160]})"
+    return None
+
+
 @lru_cache(maxsize=None)
 def _version(cmd: tuple[str, ...]) -> str:
     try:
         done = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CompilerNotFound(f"{_named(cmd)} cannot run ({getattr(exc, 'strerror', None) or exc}): "
+        raise CompilerNotFound(f"{_named(cmd)} cannot run ({getattr(exc, 'strerror', None) or exc}); "
                                f"{INSTALL_HINT}") from None
     lines = (done.stdout or done.stderr).strip().splitlines()
     return lines[0] if lines else cmd[0]
