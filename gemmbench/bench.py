@@ -14,6 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .backend import Backend, Budget, Problem, Shape, SkipKernel
+from .errors import UserError
 from .spec import KernelSpec, Params
 from .results import KernelResult
 from .verify import Expectation, Verification, combine
@@ -71,6 +72,10 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
     except SkipKernel as exc:
         result.reason = str(exc)
         return result
+    except UserError:
+        raise
+    except Exception as exc:  # a rung that does not build or load is a failed kernel
+        return _failed(result, exc)
     result.params, result.params_source, result.threads = prepared.params, prepared.params_source, prepared.threads
     gemm = prepared.gemm
     try:
@@ -85,8 +90,13 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
         result.samples, result.notes = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, plan.budget, plan.flush_l2)
         result.status = "pass"
     except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool
-        result.status = "fail"
-        result.reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        return _failed(result, exc)
+    return result
+
+
+def _failed(result: KernelResult, exc: Exception) -> KernelResult:
+    result.status = "fail"
+    result.reason = f"{type(exc).__name__}: {exc}".splitlines()[0]
     return result
 
 

@@ -179,12 +179,13 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
         raise UserError(f"rung {kernel_id} has no tunable parameters (tunable rungs: {tunable})")
     shape = session.shape(m, n, k)
     session.check_fits([shape])
+    cache = TuningCache()
+    cache.check_writable()  # before any candidate compiles, not after the search
     found, valid = candidates(run_spec, limit, opts["seed"])
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
     entries = [e for e in session.entries([kernel_id]) if e.spec.is_baseline] + \
         [Entry(gpu, spec, params=p) for p in built]
-    cache = TuningCache()
 
     def show(record):
         reporter.show_tuning(record, top, len(found) - len(built))

@@ -5,15 +5,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from . import __version__
 from .backend import Shape
+from .fsutil import write_atomic
 from .spec import comparison_precision
 from .stats import Stats, gflops, summarize
 from .verify import Verification
@@ -197,17 +196,7 @@ def new_result_path(directory: Path, command: str, device: str) -> Path:
 
 def save(record: RunRecord, path: Path) -> None:
     """Write the record atomically: a crash mid-write leaves the last good copy."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a saved record is an ordinary file
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(to_json(record) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, to_json(record) + "\n")
 
 
 def load(path: Path) -> RunRecord:

@@ -72,12 +72,8 @@ class Session:
                 from .cpu.backend import core_count
                 rows.append(Entry(self.cpu(self.opts["threads"] or core_count()), get_spec("cpu", 0)))
             return rows
-        if any(not s.is_baseline for s in specs):
-            from .cpu.build import CompilerNotFound, compiler
-            try:
-                compiler()
-            except CompilerNotFound as exc:
-                raise UserError(str(exc))
+        from .cpu.build import check_ready
+        check_ready(specs)  # a broken compiler or cache directory: one line before any kernel
         from .cpu.backend import default_threads
         baseline = get_spec("cpu", 0)
         rungs = [s for s in specs if not s.is_baseline]
@@ -155,4 +151,6 @@ class Session:
             show(record)
         if path is not None:
             reporter.note(f"saved {path}")
+        for note in self.gpu.tuning.notes if self.gpu is not None and self.gpu.tuning is not None else ():
+            reporter.note(note)  # tuning cache entries that were ignored, and why
         return 1 if record.failed else 0

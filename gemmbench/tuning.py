@@ -4,8 +4,15 @@
 class) in one JSON file in the user's cache directory; ``run``, ``compare``
 and ``sizes`` use them unless ``--no-tune-cache``. An entry remembers a digest
 of the rung's source: when the kernel changes, its old best is ignored rather
-than trusted. A file that cannot be read is never overwritten in place: it is
-moved aside first, so nothing a user saved is lost.
+than trusted.
+
+Nothing read from the file is trusted: an entry whose parameters are not the
+rung's names with positive integer values, or that the rung's ``check``
+rejects, is treated as absent (with a note), never used. A file that cannot be
+read as a version-1 cache (bad UTF-8, bad or too deeply nested JSON, another
+layout) is moved aside before the next write, never overwritten in place, so
+nothing a user saved is lost; writes are atomic. A read-only cache directory
+still serves lookups; only ``store`` needs to write.
 """
 
 from __future__ import annotations
@@ -17,10 +24,10 @@ import json
 import math
 import os
 import random
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
+from . import fsutil
 from .backend import Shape
 from .spec import KernelSpec, Params
 
@@ -28,12 +35,8 @@ CACHE_VERSION = 1
 
 
 def default_path() -> Path:
-    """$GEMMBENCH_CACHE_DIR/tuning.json, else the platform's user cache dir."""
-    root = os.environ.get("GEMMBENCH_CACHE_DIR")
-    if not root:
-        import platformdirs
-        root = platformdirs.user_cache_dir("gemmbench")
-    return Path(root) / "tuning.json"
+    """tuning.json in gemmbench's cache directory (see gemmbench.fsutil.cache_dir)."""
+    return fsutil.cache_dir() / "tuning.json"
 
 
 def shape_class(shape: Shape) -> str:
@@ -88,11 +91,21 @@ def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], fo
         yield from zip(found, pool.map(build, found))
 
 
+class UnreadableCache(ValueError):
+    """The tuning file is not a version-1 tuning cache."""
+
+
 class TuningCache:
+    """The tuned parameters on disk. ``problem`` says why the file could not be
+    read (if it could not); ``notes`` collect one line per entry ignored, for
+    the user to see."""
+
     def __init__(self, path: Path | None = None):
-        self.path = Path(path) if path is not None else default_path()
+        self._in_cache_dir = path is None
+        self.path = default_path() if path is None else Path(path)
         self._data: dict | None = None
-        self.problem: str | None = None  # why the file could not be read, if it could not
+        self.problem: str | None = None
+        self.notes: list[str] = []
 
     @staticmethod
     def key(gpu_name: str, spec: KernelSpec, shape: Shape) -> str:
@@ -102,33 +115,53 @@ class TuningCache:
         if self._data is None:
             self._data = {}
             try:
-                data = json.loads(self.path.read_text())
-                if data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
-                    raise ValueError(f"not a version-{CACHE_VERSION} tuning cache")
-                self._data = data["entries"]
+                self._data = _read_entries(self.path)
             except FileNotFoundError:
                 pass
-            except (OSError, ValueError, AttributeError) as exc:
-                self.problem = f"{self.path}: {exc}"
+            except (OSError, UnreadableCache) as exc:
+                self.problem = f"{self.path}: {getattr(exc, 'strerror', None) or exc}"
+                self._note(f"the tuning cache cannot be read ({self.problem}): tuned parameters are not used; "
+                           f"the next 'gemmbench tune' moves it aside")
         return self._data
+
+    def _note(self, line: str) -> None:
+        if line not in self.notes:
+            self.notes.append(line)
 
     def lookup(self, gpu_name: str, spec: KernelSpec, shape: Shape) -> dict | None:
         """The stored best for this GPU, rung and shape class, if it is still
-        valid for the rung as it is now (same source, parameters accepted)."""
-        entry = self._entries().get(self.key(gpu_name, spec, shape))
-        if not isinstance(entry, dict) or entry.get("source_digest") != source_digest(spec):
+        valid for the rung as it is now (same source, parameters accepted);
+        otherwise None, with a note saying why a stored entry was ignored."""
+        key = self.key(gpu_name, spec, shape)
+        entry = self._entries().get(key)
+        if entry is None:
             return None
-        params = entry.get("params")
-        if not isinstance(params, dict) or set(params) != set(spec.params) or spec.invalid_reason(params):
+        reason = _entry_problem(entry, spec)
+        if reason is not None:
+            self._note(f"tuning cache entry '{key}' ignored: {reason}")
             return None
-        return dict(params)
+        return dict(entry["params"])
+
+    def check_writable(self) -> None:
+        """Raise CacheDirError now if ``store`` could not write (for 'tune',
+        before any candidate runs)."""
+        self._directory()
+
+    def _directory(self) -> Path:
+        if self._in_cache_dir:
+            return fsutil.cache_dir(create=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return self.path.parent
 
     def store(self, gpu_name: str, spec: KernelSpec, shape: Shape, params: Params, gflops: float,
               candidates_timed: int) -> str | None:
-        """Record a best; returns a note when an unreadable file had to be moved aside."""
+        """Record a best; returns a note when an unreadable file had to be moved aside.
+        Raises CacheDirError for an unusable cache directory, OSError when writing fails."""
         note = None
         entries = self._entries()
-        if self.problem is not None and self.path.exists():
+        directory = self._directory()
+        fsutil.remove_stale_temps(directory)
+        if self.problem is not None and os.path.lexists(self.path):
             stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
             aside = self.path.with_name(f"{self.path.name}.unreadable-{stamp}")
             os.replace(self.path, aside)
@@ -138,21 +171,47 @@ class TuningCache:
             "params": dict(params), "gflops": gflops, "shape": str(shape), "candidates": candidates_timed,
             "source_digest": source_digest(spec),
             "tuned": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        self._write({"version": CACHE_VERSION, "entries": entries})
+        text = json.dumps({"version": CACHE_VERSION, "entries": entries}, indent=1, sort_keys=True)
+        fsutil.write_atomic(self.path, text + "\n")
         return note
-
-    def _write(self, data: dict) -> None:
-        """Atomic: a crash mid-write leaves the previous file."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tuning-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-                f.write("\n")
-            os.replace(tmp, self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
 
     def __iter__(self) -> Iterator[tuple[str, dict]]:
         return iter(self._entries().items())
+
+
+def _read_entries(path: Path) -> dict:
+    """The entries of a version-1 cache file; UnreadableCache when it is not one."""
+    raw = path.read_bytes()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UnreadableCache(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except ValueError as exc:  # bad JSON, or a number past Python's digit limit
+        raise UnreadableCache(f"not JSON ({exc})") from None
+    except RecursionError:
+        raise UnreadableCache("JSON nested too deeply") from None
+    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
+        raise UnreadableCache(f"not a version-{CACHE_VERSION} tuning cache")
+    return data["entries"]
+
+
+def _entry_problem(entry, spec: KernelSpec) -> str | None:
+    """Why a stored entry must not be used for ``spec`` as it is now, or None."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("params"), dict):
+        return "not a tuning entry"
+    if entry.get("source_digest") != source_digest(spec):
+        return f"the kernel's source changed since it was tuned (run 'gemmbench tune -i {spec.id}' again)"
+    params = entry["params"]
+    unknown, missing = set(params) - set(spec.params), set(spec.params) - set(params)
+    if unknown or missing:
+        return "parameter names differ from the rung's" + \
+            (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "") + \
+            (f" (missing: {', '.join(sorted(missing))})" if missing else "")
+    bad = [f"{k}={v!r}" for k, v in sorted(params.items()) if type(v) is not int or v < 1]
+    if bad:
+        return f"parameters must be positive integers: {', '.join(bad)}"
+    try:
+        reason = spec.invalid_reason(params)
+    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    return f"the rung rejects its parameters ({reason})" if reason else None

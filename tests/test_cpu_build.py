@@ -25,7 +25,7 @@ def test_second_load_compiles_nothing(cache):
     build.load(CPU_LADDER[2], log=commands.append)
     assert not build.last_load_compiled()
     assert commands[1].startswith("cached ")
-    assert len(list(cache.glob("*.so"))) == 1
+    assert len(list(cache.glob("so/*.so"))) == 1
 
 
 def test_openmp_rung_gets_its_flag():

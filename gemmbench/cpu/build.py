@@ -7,6 +7,18 @@ of everything that decides its machine code: the source text with the local
 headers it includes, the full command line, the compiler's version and the
 host CPU (``-march=native`` means "this CPU"). A second run loads the cached
 library and compiles nothing.
+
+The cache verifies what it loads. A library is built under a temporary name
+and renamed into place only once the compiler has exited cleanly and written a
+shared library; then a sidecar ``<name>.sha256`` records its checksum. A
+cached library is loaded only when it matches its sidecar: dlopen of a
+truncated file can kill the process with SIGBUS, so a damaged, empty or
+foreign file is rebuilt (replaced, not kept: it is derived data), never
+loaded. A library that still fails to load is rebuilt once, then reported.
+
+The compiler itself is tried once per process on a one-line library (the
+probe), so a compiler that fails, writes nothing or writes garbage is a
+one-line CompilerNotFound before the first kernel, not a failure per rung.
 """
 
 from __future__ import annotations
@@ -21,14 +33,16 @@ import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
+from .. import fsutil
+from ..errors import UserError
 from ..spec import KernelSpec
 from ..sources import source_dir
 
 BASE_FLAGS = ("-O3", "-march=native", "-fPIC", "-shared")
 
-INSTALL_HINT = "install gcc (apt-get install gcc) or set CC"
+INSTALL_HINT = "install gcc (apt-get install gcc) or set CC to a working C compiler"
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
@@ -36,32 +50,104 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 SGEMM_ARGTYPES = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_float,
                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_float, ctypes.c_void_p]
 
+# First bytes of a shared library: ELF (Linux, BSD), Mach-O 64/32 and universal (macOS).
+_LIBRARY_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\xfe\xba\xbe")
+
+_PROBE_SOURCE = "int gemmbench_probe(int x) { return x + 1; }\n"
+
 Log = Callable[[str], None]
 
 
-class CompilerNotFound(Exception):
-    """No usable C compiler: the message is one line naming what to install."""
+class CompilerNotFound(UserError):
+    """No usable C compiler: one line naming $CC (or cc) and what to do."""
 
 
 class BuildError(Exception):
-    """The compiler ran and failed; the message carries its diagnostics."""
+    """A rung did not build or load. The first line of the message is the
+    summary (a FAIL row's reason); the lines after it carry the command and
+    the compiler's diagnostics."""
+
+
+def _named(cmd: list[str] | tuple[str, ...]) -> str:
+    """How a message names the compiler: as the user set it, or the default."""
+    value = os.environ.get("CC", "").strip()
+    return f"CC={shlex.quote(value)}" if value else f"the default C compiler '{shlex.join(cmd)}'"
 
 
 def compiler() -> list[str]:
-    """The compiler command ($CC may hold arguments, e.g. 'ccache gcc')."""
-    cmd = shlex.split(os.environ.get("CC", "").strip() or "cc")
-    if not cmd or shutil.which(cmd[0]) is None:
+    """The compiler command ($CC may hold arguments, e.g. 'ccache gcc'), once
+    it has been seen to build a shared library (see _probe)."""
+    try:
+        cmd = shlex.split(os.environ.get("CC", "").strip() or "cc")
+    except ValueError as exc:  # an unbalanced quote
+        raise CompilerNotFound(f"{_named(['cc'])} is not a command ({exc}); {INSTALL_HINT}") from None
+    resolved = shutil.which(cmd[0]) if cmd else None
+    if resolved is None:
         name = cmd[0] if cmd else "cc"
-        raise CompilerNotFound(f"no C compiler found ('{name}' is not on PATH): {INSTALL_HINT}")
+        raise CompilerNotFound(f"no C compiler found: {_named(cmd)} ('{name}' is not on PATH); {INSTALL_HINT}")
+    _probe(tuple(cmd), resolved)
     return cmd
+
+
+@lru_cache(maxsize=None)
+def _probe(cmd: tuple[str, ...], resolved: str) -> None:
+    """Build a one-line library with the flags every rung gets, outside the
+    cache; raise CompilerNotFound if that fails. Cached per compiler (its
+    command and the file it resolves to); a failure is not cached."""
+    with tempfile.TemporaryDirectory(prefix="gemmbench-cc-") as tmp:
+        source, output = Path(tmp) / "probe.c", Path(tmp) / "probe.so"
+        source.write_text(_PROBE_SOURCE)
+        try:
+            done = subprocess.run([*cmd, *BASE_FLAGS, "-o", str(output), str(source)],
+                                  capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            problem = f"cannot run ({getattr(exc, 'strerror', None) or exc})"
+        else:
+            problem = _exit_problem(done) or _library_problem(output) or _load_problem(output)
+    if problem:
+        raise CompilerNotFound(f"{_named(cmd)} cannot build a shared library: it {problem}; {INSTALL_HINT}")
+
+
+def _exit_problem(done: subprocess.CompletedProcess) -> str | None:
+    """'exited with status N: <its first error line>', or None for status 0."""
+    if done.returncode == 0:
+        return None
+    lines = [line.strip() for line in (done.stderr or done.stdout or "").splitlines() if line.strip()]
+    said = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    return f"exited with status {done.returncode}" + (f": {said[:160]}" if said else " and printed nothing")
+
+
+def _library_problem(path: Path) -> str | None:
+    """Why the file a compiler wrote is not a shared library, or None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except FileNotFoundError:
+        return "exited with status 0 but wrote no file"
+    if not head:
+        return "exited with status 0 but wrote an empty file"
+    if head not in _LIBRARY_MAGIC:
+        return "exited with status 0 but wrote something that is not a shared library"
+    return None
+
+
+def _load_problem(probe: Path) -> str | None:
+    """Why this process cannot load the probe library (another architecture,
+    an executable instead of a library), or None."""
+    try:
+        ctypes.CDLL(str(probe)).gemmbench_probe  # the library loads and its symbol resolves
+    except (OSError, AttributeError) as exc:
+        return f"built a library this Python cannot load ({str(exc).splitlines()[0][:160]})"
+    return None
 
 
 @lru_cache(maxsize=None)
 def _version(cmd: tuple[str, ...]) -> str:
     try:
         done = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=30)
-    except OSError as exc:
-        raise CompilerNotFound(f"C compiler '{cmd[0]}' cannot run ({exc.strerror}): {INSTALL_HINT}") from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CompilerNotFound(f"{_named(cmd)} cannot run ({getattr(exc, 'strerror', None) or exc}); "
+                               f"{INSTALL_HINT}") from None
     lines = (done.stdout or done.stderr).strip().splitlines()
     return lines[0] if lines else cmd[0]
 
@@ -86,19 +172,6 @@ def simd_level() -> str:
     if "__AVX2__" in macros and "__FMA__" in macros:
         return "avx2"
     return "portable"
-
-
-def cache_dir() -> Path:
-    """Where built libraries live: $GEMMBENCH_CACHE_DIR, else <user cache dir>/gemmbench/so."""
-    if os.environ.get("GEMMBENCH_CACHE_DIR"):
-        return Path(os.environ["GEMMBENCH_CACHE_DIR"])
-    try:
-        import platformdirs
-        root = Path(platformdirs.user_cache_dir("gemmbench"))
-    except ImportError:
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        root = Path(base) / "gemmbench"
-    return root / "so"
 
 
 def source_text(spec: KernelSpec) -> str:
@@ -147,7 +220,36 @@ def library_path(spec: KernelSpec) -> Path:
     key = "\0".join([source_text(spec), shlex.join(flags(spec)), shlex.join(compiler()),
                      compiler_version(), _cpu_identity()])
     digest = hashlib.sha256(key.encode()).hexdigest()[:20]
-    return cache_dir() / f"{Path(spec.source).stem}-{digest}.so"
+    return fsutil.cache_dir("so") / f"{Path(spec.source).stem}-{digest}.so"
+
+
+def _checksum_path(library: Path) -> Path:
+    return library.with_name(library.name + ".sha256")
+
+
+def _file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def cached_library(spec: KernelSpec) -> Path | None:
+    """The cached library for ``spec`` if it is exactly what a complete build
+    wrote (it matches its checksum sidecar), else None."""
+    path = library_path(spec)
+    try:
+        if _checksum_path(path).read_text().strip() == _file_sha256(path):
+            return path
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
+def check_ready(specs: Iterable[KernelSpec]) -> None:
+    """Before the first kernel runs: raise CompilerNotFound for an unusable
+    compiler, and CacheDirError when a rung must be built and the cache
+    directory cannot take it (a read-only cache that holds every rung is fine)."""
+    compiler()
+    if any(cached_library(s) is None for s in specs if not s.is_baseline):
+        fsutil.cache_dir("so", create=True)
 
 
 _last_compiled = False
@@ -159,37 +261,53 @@ def last_load_compiled() -> bool:
     return _last_compiled
 
 
-def build(spec: KernelSpec, log: Log | None = None) -> Path:
-    """Compile ``spec`` unless its library is cached; return the library's path."""
+def build(spec: KernelSpec, log: Log | None = None, force: bool = False) -> Path:
+    """Compile ``spec`` unless a verified library is cached (or ``force``);
+    return the library's path."""
     global _last_compiled
+    if not force:
+        cached = cached_library(spec)
+        if cached is not None:
+            _last_compiled = False
+            if log:
+                log(f"cached {spec.source}: {cached}")
+            return cached
     path = library_path(spec)
-    if path.is_file():
-        _last_compiled = False
+    fsutil.remove_stale_temps(fsutil.cache_dir("so", create=True))
+    # build beside the final name, then rename: no run ever sees half a library
+    with fsutil.replacing(path) as tmp:
+        cmd = compile_command(spec, tmp)
         if log:
-            log(f"cached {spec.source}: {path}")
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # build beside the final name, then rename: a concurrent run never sees half a file
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=path.parent)
-    os.close(fd)
-    cmd = compile_command(spec, tmp)
-    if log:
-        log(shlex.join(cmd))
-    try:
+            log(shlex.join(cmd))
         done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise BuildError(f"compiling {spec.source} failed:\n{shlex.join(cmd)}\n{done.stderr.strip()}")
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        problem = _exit_problem(done) or _library_problem(tmp)
+        if problem:
+            raise BuildError(f"compiling {spec.source} failed: the compiler {problem}\n"
+                             f"{shlex.join(cmd)}\n{done.stderr.strip()}")
+        checksum = _file_sha256(tmp)
+    fsutil.write_atomic(_checksum_path(path), checksum + "\n")
     _last_compiled = True
     return path
 
 
 def load(spec: KernelSpec, log: Log | None = None):
-    """The rung's entry point as a ctypes function with argtypes set."""
+    """The rung's entry point as a ctypes function with argtypes set. A
+    library that does not load is rebuilt once; if that one fails too, the
+    BuildError says why."""
     path = build(spec, log)
+    try:
+        return _entry_point(path, spec)
+    except (OSError, AttributeError) as exc:
+        if log:
+            log(f"{path.name} does not load ({exc}): rebuilding it")
+    path = build(spec, log, force=True)
+    try:
+        return _entry_point(path, spec)
+    except (OSError, AttributeError) as exc:
+        raise BuildError(f"{spec.source}: the library does not load even after a rebuild: {exc}") from None
+
+
+def _entry_point(path: Path, spec: KernelSpec):
     lib = _loaded.get(path)
     if lib is None:
         lib = _loaded[path] = ctypes.CDLL(str(path))

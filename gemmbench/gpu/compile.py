@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .. import fsutil
 from ..spec import KernelSpec, Params
 from ..sources import source_dir
 
@@ -65,10 +66,10 @@ def describe_target(target: tuple[str, str | None]) -> str:
 
 
 def cache_dir() -> str:
-    import platformdirs  # a pycuda dependency, so present wherever this runs
-    path = Path(platformdirs.user_cache_dir("gemmbench")) / "cubin"
-    path.mkdir(parents=True, exist_ok=True)
-    return str(path)
+    """pycuda's cubin cache: ``cubin/`` in gemmbench's cache directory. pycuda
+    writes there on every miss, so the directory must be writable: a
+    CacheDirError names the variable otherwise."""
+    return str(fsutil.cache_dir("cubin", create=True))
 
 
 @lru_cache(maxsize=None)
