@@ -167,7 +167,7 @@ def missing(name):
 def test_no_driver_is_the_cause_and_no_install_is_suggested(monkeypatch):
     monkeypatch.setattr(device, "_nvidia_driver_loads", lambda: False)
     message = device._why_pycuda_is_missing(missing("pycuda"))
-    assert message == "no NVIDIA driver (libcuda.so.1 cannot be loaded)"
+    assert message == "no NVIDIA driver: libcuda.so.1 cannot be loaded"
 
 
 def test_without_the_toolkit_no_pycuda_install_is_suggested(monkeypatch):

@@ -117,7 +117,7 @@ def _why_pycuda_is_missing(exc: ImportError) -> str:
     """The real cause, and an install hint only where that install can work
     (building pycuda needs the CUDA toolkit, running it needs the driver)."""
     if not _nvidia_driver_loads():
-        return "no NVIDIA driver (libcuda.so.1 cannot be loaded)"
+        return "no NVIDIA driver: libcuda.so.1 cannot be loaded"
     if exc.name != "pycuda":
         return f"pycuda cannot be imported: {exc}"
     if shutil.which("nvcc") is None:
