@@ -131,3 +131,20 @@ def test_missing_libcublas_says_what_to_set(monkeypatch):
     with pytest.raises(cublas.CublasUnavailable, match="LD_LIBRARY_PATH"):
         cublas.skcuda_cublas()
     cublas.skcuda_cublas.cache_clear()
+
+
+def test_unversioned_driver_name_falls_back_to_its_soname(monkeypatch):
+    """Without development files only libcuda.so.1 exists; scikit-cuda asks for libcuda.so."""
+    import ctypes
+    asked = []
+
+    def load(name, *args, **kwargs):
+        asked.append(name)
+        if name != "libcuda.so.1":
+            raise OSError(f"{name}: cannot open shared object file")
+        return "driver"
+
+    monkeypatch.setattr(ctypes.cdll, "LoadLibrary", load)
+    with cublas._resolved_cuda_libraries():
+        assert ctypes.cdll.LoadLibrary("libcuda.so") == "driver"
+    assert asked == ["libcuda.so", "libcuda.so.1"]

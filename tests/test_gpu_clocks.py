@@ -195,3 +195,22 @@ def test_open_device_without_pycuda_gives_one_reason():
     with pytest.raises(device.GpuUnavailable) as info:
         device.open_device()
     assert str(info.value) == device._why_pycuda_is_missing(missing("pycuda"))
+
+
+# -- on a GPU with NVML ---------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_measure_notes_carry_the_clock_during_the_samples():
+    if device._nvml_handle() is None:
+        pytest.skip("NVML (nvidia-ml-py) is not available")
+    from gemmbench.backend import Budget, Problem, Shape
+    from gemmbench.gpu.backend import GpuBackend
+    from gemmbench.ladder import get_spec
+    gpu = GpuBackend()
+    gpu.load(Problem.random(Shape(1024, 1024, 1024), seed=0))
+    gpu.measure(gpu.prepare(get_spec("gpu", 5)), 1.0, 0.0, Budget(0.05, 10, 10_000, 0.3))
+    notes = gpu.last_measure_notes
+    assert notes["clock_readings"] >= 3  # 0.3 s of samples, a reading every 25 ms
+    low, high = notes["sm_clock_range_mhz"]
+    assert 0 < low <= notes["sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01
+    assert 0.0 <= notes["throttled_share"] <= 1.0 and isinstance(notes["throttle"], list)

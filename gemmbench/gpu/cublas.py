@@ -1,7 +1,7 @@
 """cuBLAS through scikit-cuda, quietly, with row-major wrappers.
 
-scikit-cuda 0.5.3 looks only for the unversioned ``libcublas.so`` and
-``libcudart.so`` (or sonames up to CUDA 10.1), and warns while it imports. Here
+scikit-cuda 0.5.3 looks only for the unversioned ``libcuda.so``, ``libcublas.so``
+and ``libcudart.so`` (or sonames up to CUDA 10.1), and warns while it imports. Here
 the import is silenced, and when its own search fails the libraries are looked
 up where CUDA installs put them (CUDA_HOME, /usr/local/cuda, the nvidia-*
 wheels) and handed to it. It also imports ``pkg_resources``, which recent
@@ -51,6 +51,8 @@ def _find_library(stem: str) -> str | None:
 def _resolved_cuda_libraries():
     """Let scikit-cuda's LoadLibrary('libcublas.so') find a versioned library."""
     found = {f"lib{stem}.so": _find_library(stem) for stem in ("cublas", "cudart")}
+    # the driver's unversioned name comes only with development files; its soname is always there
+    found["libcuda.so"] = "libcuda.so.1"
     original = ctypes.cdll.LoadLibrary
 
     def load(name, *args, **kwargs):
