@@ -8,7 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from gemmbench.gpu import device
-from gemmbench.gpu.device import ClockMonitor, clock_notes, percent_of_peak_at_clock, sm_clock_now, throttle_reasons
+from gemmbench.gpu.device import (ClockMonitor, clock_notes, percent_of_peak_at_clock, sm_clock_now,
+                                  throttle_reasons, violation_shares)
 
 POWER_CAP, APP_CLOCKS, IDLE, HW_THERMAL = 0x4, 0x2, 0x1, 0x40
 
@@ -24,6 +25,7 @@ class FakeNvml:
     def __init__(self, clock=1980, mask=0):
         self.clock, self.mask = clock, mask
         self.violation_ns = {0: 0, 1: 0}  # by nvmlPerfPolicyType_t: power, thermal
+        self.reference_us = 1_000_000  # when NVML last refreshed the counters
         self.clock_calls = 0
         self.fail_after = None  # raise from the clock call after this many calls
 
@@ -38,7 +40,7 @@ class FakeNvml:
         return self.mask
 
     def nvmlDeviceGetViolationStatus(self, handle, policy):
-        return SimpleNamespace(referenceTime=0, violationTime=self.violation_ns[policy])
+        return SimpleNamespace(referenceTime=self.reference_us, violationTime=self.violation_ns[policy])
 
 
 def wait_for(condition, seconds=5.0):
@@ -74,26 +76,38 @@ def test_clock_now_uses_the_older_throttle_call_when_that_is_all_there_is():
 
 # -- summary of a window ---------------------------------------------------------
 
-def test_notes_summarise_the_readings_and_violation_counters():
+def test_notes_summarise_the_readings():
     readings = [(1980, 0), (1500, POWER_CAP), (1600, POWER_CAP | IDLE), (1980, APP_CLOCKS)]
-    notes = clock_notes(readings, {"power": 250_000_000, "thermal": 0}, seconds=0.5)
+    notes = clock_notes(readings, {"power": 0.5, "thermal": 0.0})
     assert notes == {"sm_clock_mhz": 1765.0, "sm_clock_range_mhz": [1500, 1980], "clock_readings": 4,
                      "violation_share": {"power": 0.5, "thermal": 0.0},
                      "throttled_share": 0.5, "throttle": ["SwPowerCap"]}
 
 
 def test_without_reason_masks_the_violation_counters_give_the_share():
-    notes = clock_notes([(1700, None), (1700, None)], {"power": 3e8, "thermal": 1e8}, seconds=1.0)
+    notes = clock_notes([(1700, None), (1700, None)], {"power": 0.3, "thermal": 0.1})
     assert notes["throttled_share"] == 0.3 and "throttle" not in notes
 
 
+def test_violation_share_is_taken_over_nvml_own_timestamps():
+    start = {"power": (1_000_000, 0), "thermal": (1_000_000, 5)}
+    end = {"power": (1_100_000, 25_000_000), "thermal": (1_100_000, 5)}  # 100 ms apart, 25 ms violated
+    assert violation_shares(start, end) == {"power": 0.25, "thermal": 0.0}
+
+
+def test_a_counter_nvml_did_not_refresh_gives_no_share():
+    start = {"power": (1_000_000, 0), "thermal": (1_000_000, 0)}
+    assert violation_shares(start, {"power": (1_000_000, 0)}) == {}
+
+
 def test_violation_share_stays_within_0_and_1():
-    assert clock_notes([], {"power": 5e9, "thermal": -1}, seconds=1.0)["violation_share"] == \
+    start = {"power": (0, 0), "thermal": (0, 10)}
+    assert violation_shares(start, {"power": (1000, 5_000_000), "thermal": (1000, 0)}) == \
         {"power": 1.0, "thermal": 0.0}
 
 
 def test_nothing_measured_gives_no_notes():
-    assert clock_notes([], {}, 0.0) == {}
+    assert clock_notes([], {}) == {}
 
 
 # -- the monitor thread ------------------------------------------------------------
@@ -104,6 +118,7 @@ def test_monitor_sees_throttling_the_gpu_recovered_from_before_the_window_closed
         wait_for(lambda: len(monitor.readings) >= 1)
         nvml.clock, nvml.mask = 1425, POWER_CAP
         nvml.violation_ns[0] += 40_000_000
+        nvml.reference_us += 100_000
         wait_for(lambda: (1425, POWER_CAP) in monitor.readings)
         nvml.clock, nvml.mask = 1980, 0
         n = len(monitor.readings)
@@ -113,7 +128,7 @@ def test_monitor_sees_throttling_the_gpu_recovered_from_before_the_window_closed
     assert notes["throttle"] == ["SwPowerCap"]
     assert 0 < notes["throttled_share"] < 1
     assert notes["sm_clock_range_mhz"] == [1425, 1980] and 1425 < notes["sm_clock_mhz"] < 1980
-    assert 0 < notes["violation_share"]["power"] <= 1 and notes["violation_share"]["thermal"] == 0
+    assert notes["violation_share"] == {"power": 0.4, "thermal": 0.0}
     assert not monitor._thread.is_alive()
 
 
@@ -210,7 +225,7 @@ def test_measure_notes_carry_the_clock_during_the_samples():
     gpu.load(Problem.random(Shape(1024, 1024, 1024), seed=0))
     gpu.measure(gpu.prepare(get_spec("gpu", 5)), 1.0, 0.0, Budget(0.05, 10, 10_000, 0.3))
     notes = gpu.last_measure_notes
-    assert notes["clock_readings"] >= 3  # 0.3 s of samples, a reading every 25 ms
+    assert notes["clock_readings"] >= 3  # 0.3 s of samples, a reading every 20 ms
     low, high = notes["sm_clock_range_mhz"]
     assert 0 < low <= notes["sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01
     assert 0.0 <= notes["throttled_share"] <= 1.0 and isinstance(notes["throttle"], list)

@@ -10,7 +10,6 @@ import atexit
 import ctypes
 import shutil
 import threading
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -231,19 +230,17 @@ class ClockMonitor:
     Without NVML it records nothing. ``notes()`` summarises (see clock_notes).
     """
 
-    def __init__(self, interval: float = 0.025, nvml=None):
+    def __init__(self, interval: float = 0.02, nvml=None):
         self.nvml = nvml or _nvml_handle()
         self.interval = interval
         self.readings: list[tuple[int, int | None]] = []  # (SM clock MHz, clock-event mask)
-        self.violation_ns: dict[str, int] = {}
-        self.seconds = 0.0
+        self.counters: tuple[dict, dict] = ({}, {})  # violation counters at the start and the end
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> "ClockMonitor":
         if self.nvml is not None:
-            self._violations_at_start = self._violations()
-            self._started = time.perf_counter()
+            self.counters = (self._violation_counters(), {})
             self._thread = threading.Thread(target=self._poll, name="gemmbench-clock-monitor", daemon=True)
             self._thread.start()
         return self
@@ -253,9 +250,7 @@ class ClockMonitor:
             return
         self._stop.set()
         self._thread.join()
-        self.seconds = time.perf_counter() - self._started
-        at_end = self._violations()
-        self.violation_ns = {k: at_end[k] - v for k, v in self._violations_at_start.items() if k in at_end}
+        self.counters = (self.counters[0], self._violation_counters())
 
     def _poll(self) -> None:
         pynvml, handle = self.nvml
@@ -268,21 +263,39 @@ class ClockMonitor:
             if self._stop.wait(self.interval):
                 return
 
-    def _violations(self) -> dict[str, int]:
+    def _violation_counters(self) -> dict[str, tuple[int, int]]:
+        """{policy: (referenceTime in us, violationTime in ns)} where NVML supports it."""
         pynvml, handle = self.nvml
         out = {}
         for name, policy in _VIOLATION_POLICIES.items():
             try:
-                out[name] = pynvml.nvmlDeviceGetViolationStatus(handle, policy).violationTime
+                status = pynvml.nvmlDeviceGetViolationStatus(handle, policy)
+                out[name] = (status.referenceTime, status.violationTime)
             except Exception:  # not supported on this board
                 pass
         return out
 
     def notes(self) -> dict:
-        return clock_notes(self.readings, self.violation_ns, self.seconds)
+        return clock_notes(self.readings, violation_shares(*self.counters))
 
 
-def clock_notes(readings: list[tuple[int, int | None]], violation_ns: dict[str, int], seconds: float) -> dict:
+def violation_shares(start: dict[str, tuple[int, int]], end: dict[str, tuple[int, int]]) -> dict[str, float]:
+    """Share of time each violation counter ran, 0..1, between two readings.
+
+    NVML stamps each counter reading with the time it refers to, and may
+    refresh it less often than it is read: the share is taken over those
+    stamps (a window shorter than one refresh gives none), not over the
+    host's clock, which would count a whole refresh into a short window.
+    """
+    shares = {}
+    for name, (ref0, ns0) in start.items():
+        if name in end and end[name][0] > ref0:
+            ref1, ns1 = end[name]
+            shares[name] = round(min(1.0, max(0.0, (ns1 - ns0) / ((ref1 - ref0) * 1e3))), 4)
+    return shares
+
+
+def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[str, float]) -> dict:
     """A result's clock notes from a window's readings; keys present only when measured:
 
     sm_clock_mhz        mean SM clock over the readings (MHz)
@@ -291,8 +304,8 @@ def clock_notes(readings: list[tuple[int, int | None]], violation_ns: dict[str, 
     throttled_share     0..1: share of readings with a throttling reason set
                         (without reason masks: the largest violation share)
     throttle            the throttling reasons seen, sorted (CLOCK_EVENT_REASONS names)
-    violation_share     {"power": x, "thermal": y}, 0..1: NVML's violation time
-                        over the window's length
+    violation_share     {"power": x, "thermal": y}, 0..1: share of the window in
+                        which NVML's power / thermal violation counters ran
     """
     out: dict = {}
     if readings:
@@ -300,15 +313,14 @@ def clock_notes(readings: list[tuple[int, int | None]], violation_ns: dict[str, 
         out["sm_clock_mhz"] = round(sum(clocks) / len(clocks), 1)
         out["sm_clock_range_mhz"] = [min(clocks), max(clocks)]
         out["clock_readings"] = len(readings)
-    if seconds > 0 and violation_ns:
-        out["violation_share"] = {k: round(min(1.0, max(0.0, ns / 1e9 / seconds)), 4)
-                                  for k, ns in violation_ns.items()}
+    if violation_share:
+        out["violation_share"] = dict(violation_share)
     reasons = [throttle_reasons(mask) for _, mask in readings if mask is not None]
     if reasons:
         out["throttled_share"] = round(sum(1 for r in reasons if r) / len(reasons), 4)
         out["throttle"] = sorted({name for r in reasons for name in r})
-    elif "violation_share" in out:
-        out["throttled_share"] = max(out["violation_share"].values())
+    elif violation_share:
+        out["throttled_share"] = max(violation_share.values())
     return out
 
 
