@@ -78,13 +78,18 @@ def test_clock_now_uses_the_older_throttle_call_when_that_is_all_there_is():
 
 def test_notes_summarise_the_readings():
     readings = [(1980, 0), (1500, POWER_CAP), (1600, POWER_CAP | IDLE), (1980, APP_CLOCKS)]
-    notes = clock_notes(readings, {"power": 0.5, "thermal": 0.0})
-    assert notes == {"sm_clock_mhz": 1765.0, "sm_clock_range_mhz": [1500, 1980], "clock_readings": 4,
-                     "violation_share": {"power": 0.5, "thermal": 0.0},
-                     "throttled_share": 0.5, "throttle": ["SwPowerCap"]}
+    assert clock_notes(readings, {}) == {"sm_clock_mhz": 1765.0, "sm_clock_range_mhz": [1500, 1980],
+                                         "clock_readings": 4, "throttled_share": 0.5, "throttle": ["SwPowerCap"]}
 
 
-def test_without_reason_masks_the_violation_counters_give_the_share():
+def test_violation_counters_give_the_share_where_nvml_has_them():
+    """The reasons lag the clock: the counters say how long the clock was held down."""
+    notes = clock_notes([(1740, 0), (1755, POWER_CAP)], {"power": 0.9, "thermal": 0.1})
+    assert notes["throttled_share"] == 0.9 and notes["violation_share"] == {"power": 0.9, "thermal": 0.1}
+    assert notes["throttle"] == ["SwPowerCap"]
+
+
+def test_without_reason_masks_the_counters_still_give_the_share():
     notes = clock_notes([(1700, None), (1700, None)], {"power": 0.3, "thermal": 0.1})
     assert notes["throttled_share"] == 0.3 and "throttle" not in notes
 
@@ -125,8 +130,7 @@ def test_monitor_sees_throttling_the_gpu_recovered_from_before_the_window_closed
         wait_for(lambda: len(monitor.readings) > n + 1)
     assert sm_clock_now((nvml, "h")) == {"sm_clock_mhz": 1980, "throttle": []}  # what a read afterwards sees
     notes = monitor.notes()
-    assert notes["throttle"] == ["SwPowerCap"]
-    assert 0 < notes["throttled_share"] < 1
+    assert notes["throttle"] == ["SwPowerCap"] and notes["throttled_share"] == 0.4
     assert notes["sm_clock_range_mhz"] == [1425, 1980] and 1425 < notes["sm_clock_mhz"] < 1980
     assert notes["violation_share"] == {"power": 0.4, "thermal": 0.0}
     assert not monitor._thread.is_alive()
@@ -229,3 +233,16 @@ def test_measure_notes_carry_the_clock_during_the_samples():
     low, high = notes["sm_clock_range_mhz"]
     assert 0 < low <= notes["sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01
     assert 0.0 <= notes["throttled_share"] <= 1.0 and isinstance(notes["throttle"], list)
+
+
+def test_monitor_on_a_board_without_violation_counters_counts_readings():
+    nvml = FakeNvml(1600, POWER_CAP)
+
+    def unsupported(handle, policy):
+        raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+    nvml.nvmlDeviceGetViolationStatus = unsupported
+    with ClockMonitor(interval=0.001, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: len(monitor.readings) >= 2)
+    notes = monitor.notes()
+    assert "violation_share" not in notes and notes["throttled_share"] == 1.0 and notes["throttle"] == ["SwPowerCap"]
