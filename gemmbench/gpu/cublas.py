@@ -1,10 +1,12 @@
 """cuBLAS through scikit-cuda, quietly, with row-major wrappers.
 
-scikit-cuda 0.5.3 looks only for the unversioned ``libcublas.so`` and
-``libcudart.so`` (or sonames up to CUDA 10.1), and warns while it imports. Here
+scikit-cuda 0.5.3 looks only for the unversioned ``libcuda.so``, ``libcublas.so``
+and ``libcudart.so`` (or sonames up to CUDA 10.1), and warns while it imports. Here
 the import is silenced, and when its own search fails the libraries are looked
 up where CUDA installs put them (CUDA_HOME, /usr/local/cuda, the nvidia-*
-wheels) and handed to it.
+wheels) and handed to it. It also imports ``pkg_resources``, which recent
+setuptools no longer has; a stand-in answers its calls (see
+_pkg_resources_stand_in).
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import glob
+import importlib.metadata
 import io
 import os
 import sys
+import types
 import warnings
 from functools import lru_cache
 
@@ -47,6 +51,8 @@ def _find_library(stem: str) -> str | None:
 def _resolved_cuda_libraries():
     """Let scikit-cuda's LoadLibrary('libcublas.so') find a versioned library."""
     found = {f"lib{stem}.so": _find_library(stem) for stem in ("cublas", "cudart")}
+    # the driver's unversioned name comes only with development files; its soname is always there
+    found["libcuda.so"] = "libcuda.so.1"
     original = ctypes.cdll.LoadLibrary
 
     def load(name, *args, **kwargs):
@@ -64,21 +70,66 @@ def _resolved_cuda_libraries():
         ctypes.cdll.LoadLibrary = original
 
 
+def _pkg_resources_stand_in() -> types.ModuleType:
+    """The two pkg_resources calls scikit-cuda 0.5.3 makes, from the standard library.
+
+    ``skcuda/version.py`` runs ``pkg_resources.require('scikit-cuda')[0].version``;
+    ``skcuda/__init__.py`` runs ``declare_namespace(__name__)``, falling back to
+    pkgutil only on ImportError. setuptools 82 removed pkg_resources and a
+    Python 3.12 venv has no setuptools, so without this the import fails.
+    """
+    def require(name: str) -> list:
+        try:
+            version = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:  # files without metadata: only a label is lost
+            version = "unknown"
+        return [types.SimpleNamespace(project_name=name, version=version)]
+
+    module = types.ModuleType("pkg_resources", "gemmbench's stand-in while scikit-cuda imports")
+    module.require = require
+    module.declare_namespace = lambda name: None  # skcuda is a regular package: nothing to declare
+    return module
+
+
+@contextlib.contextmanager
+def _pkg_resources_for_skcuda():
+    """pkg_resources is the stand-in while skcuda imports, unless a real one is
+    already loaded; afterwards sys.modules is as it was."""
+    if isinstance(sys.modules.get("pkg_resources"), types.ModuleType):
+        yield
+        return
+    missing = object()
+    saved = sys.modules.get("pkg_resources", missing)
+    sys.modules["pkg_resources"] = _pkg_resources_stand_in()
+    try:
+        yield
+    finally:
+        if saved is missing:
+            del sys.modules["pkg_resources"]
+        else:
+            sys.modules["pkg_resources"] = saved
+
+
 @lru_cache(maxsize=None)
 def skcuda_cublas():
     """The skcuda.cublas module, imported without its warnings and chatter."""
     try:
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
-                contextlib.redirect_stderr(io.StringIO()), _resolved_cuda_libraries():
+                contextlib.redirect_stderr(io.StringIO()), _resolved_cuda_libraries(), _pkg_resources_for_skcuda():
             warnings.simplefilter("ignore")
             from skcuda import cublas
-    except ImportError:
-        raise CublasUnavailable("scikit-cuda is not installed: pip install 'gemmbench[cuda]'") from None
+    except ImportError as exc:
+        if exc.name == "skcuda":
+            raise CublasUnavailable("scikit-cuda is not installed: pip install scikit-cuda==0.5.3") from None
+        raise CublasUnavailable(f"scikit-cuda cannot be imported: {exc}"
+                                + (f" (install the module {exc.name!r})" if exc.name else "")) from None
     except OSError as exc:
         raise CublasUnavailable(
-            f"scikit-cuda could not load libcublas ({exc}): install the CUDA toolkit or "
+            f"scikit-cuda could not load a CUDA library ({exc}): install the CUDA toolkit or "
             "'pip install nvidia-cublas nvidia-cuda-runtime', or add the folder holding "
             "libcublas.so to LD_LIBRARY_PATH") from None
+    except Exception as exc:  # e.g. an API its code predates
+        raise CublasUnavailable(f"scikit-cuda cannot be imported: {type(exc).__name__}: {exc}") from None
     return cublas
 
 

@@ -1,12 +1,15 @@
 """The CUDA device: context, properties, peak FP32 rate and clocks.
 
-Everything here imports pycuda lazily so that the CPU ladder, the CLI and the
-tests work on machines without CUDA.
+Everything here imports pycuda and pynvml lazily so that the CPU ladder, the
+CLI and the tests work on machines without CUDA.
 """
 
 from __future__ import annotations
 
 import atexit
+import ctypes
+import shutil
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -25,6 +28,24 @@ def fp32_lanes_per_sm(cc: tuple[int, int]) -> int:
     return _FP32_LANES.get(cc, 128)
 
 
+def fp32_peak_flops(sm_count: int, cc: tuple[int, int], clock_mhz: float) -> float:
+    """SMs x FP32 lanes x 2 (an FMA is two flops) x SM clock."""
+    return sm_count * fp32_lanes_per_sm(cc) * 2 * clock_mhz * 1e6
+
+
+def percent_of_peak_at_clock(gflops: float | None, gpu: dict, sm_clock_mhz: float | None) -> float | None:
+    """GFLOP/s as a percentage of the FP32 peak at the SM clock the kernel ran
+    at (a result's ``notes["sm_clock_mhz"]``), not at the maximum clock.
+
+    ``gpu`` is a record's ``environment["gpu"]`` (GpuInfo.to_dict()). None
+    when any input is missing.
+    """
+    if not gflops or not sm_clock_mhz or not gpu.get("sm_count") or not gpu.get("compute_capability"):
+        return None
+    cc = tuple(int(part) for part in str(gpu["compute_capability"]).split("."))
+    return 100.0 * gflops * 1e9 / fp32_peak_flops(gpu["sm_count"], cc, sm_clock_mhz)
+
+
 @dataclass(frozen=True)
 class GpuInfo:
     name: str
@@ -39,8 +60,8 @@ class GpuInfo:
 
     @property
     def peak_fp32_flops(self) -> float:
-        """SMs x FP32 lanes x 2 (an FMA is two flops) x max SM clock."""
-        return self.sm_count * fp32_lanes_per_sm(self.compute_capability) * 2 * self.max_sm_clock_mhz * 1e6
+        """At the maximum SM clock."""
+        return fp32_peak_flops(self.sm_count, self.compute_capability, self.max_sm_clock_mhz)
 
     def to_dict(self) -> dict:
         return {
@@ -69,7 +90,7 @@ def open_device(ordinal: int = 0):
     try:
         import pycuda.driver as cuda
     except ImportError as exc:
-        raise GpuUnavailable(f"pycuda is not installed ({exc.name}): pip install 'gemmbench[cuda]'") from None
+        raise GpuUnavailable(_why_pycuda_is_missing(exc)) from None
     try:
         cuda.init()
         if cuda.Device.count() <= ordinal:
@@ -81,6 +102,26 @@ def open_device(ordinal: int = 0):
         raise GpuUnavailable(f"CUDA driver: {exc}") from None
     atexit.register(context.pop)
     return cuda, device
+
+
+def _nvidia_driver_loads() -> bool:
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def _why_pycuda_is_missing(exc: ImportError) -> str:
+    """The real cause, and an install hint only where that install can work
+    (building pycuda needs the CUDA toolkit, running it needs the driver)."""
+    if not _nvidia_driver_loads():
+        return "no NVIDIA driver: libcuda.so.1 cannot be loaded"
+    if exc.name != "pycuda":
+        return f"pycuda cannot be imported: {exc}"
+    if shutil.which("nvcc") is None:
+        return "pycuda is not installed; building it needs the CUDA toolkit (nvcc is not on PATH)"
+    return "pycuda is not installed: pip install -e '.[cuda]' in gemmbench's folder"
 
 
 def gpu_info(ordinal: int = 0) -> GpuInfo:
@@ -124,28 +165,167 @@ def _nvml_driver() -> str | None:
     return version.decode() if isinstance(version, bytes) else version
 
 
-def sm_clock_now() -> dict:
-    """The SM clock and any throttle reasons right now (empty without NVML).
+# Clock-event reasons (nvml.h, nvmlClocksEventReason*), written out: scanning
+# pynvml's names also finds the deprecated alias UserDefinedClocks, the same
+# bit as ApplicationsClocksSetting.
+CLOCK_EVENT_REASONS = {
+    0x001: "GpuIdle",
+    0x002: "ApplicationsClocksSetting",
+    0x004: "SwPowerCap",
+    0x008: "HwSlowdown",
+    0x010: "SyncBoost",
+    0x020: "SwThermalSlowdown",
+    0x040: "HwThermalSlowdown",
+    0x080: "HwPowerBrakeSlowdown",
+    0x100: "DisplayClockSetting",
+    0x200: "BoardLimit",
+    0x400: "Reliability",
+}
+# An idle GPU or a clock the user chose is not throttling; every other reason
+# holds the clock below what the load asks for.
+_NOT_THROTTLING = 0x001 | 0x002
 
-    Reasons that merely say the GPU is idle or obeying the application clock
-    setting are left out; what remains (power, thermal...) depresses numbers.
-    """
-    nvml = _nvml_handle()
+
+def throttle_reasons(mask: int) -> list[str]:
+    """The throttling reasons in an NVML clock-event mask; bits NVML adds
+    later appear as hex."""
+    names = [name for bit, name in CLOCK_EVENT_REASONS.items() if mask & bit and not bit & _NOT_THROTTLING]
+    unknown = mask & ~sum(CLOCK_EVENT_REASONS)
+    return names + ([hex(unknown)] if unknown else [])
+
+
+def _clock_event_mask(pynvml, handle) -> int | None:
+    getter = getattr(pynvml, "nvmlDeviceGetCurrentClocksEventReasons", None) \
+        or pynvml.nvmlDeviceGetCurrentClocksThrottleReasons  # nvidia-ml-py before 12.535
+    try:
+        return getter(handle)
+    except Exception:  # NVML_ERROR_NOT_SUPPORTED on some boards
+        return None
+
+
+def sm_clock_now(nvml=None) -> dict:
+    """The SM clock and any throttle reasons right now (empty without NVML)."""
+    nvml = nvml or _nvml_handle()
     if nvml is None:
         return {}
     pynvml, handle = nvml
     out = {"sm_clock_mhz": pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)}
-    try:
-        reasons = pynvml.nvmlDeviceGetCurrentClocksEventReasons(handle)
-    except AttributeError:
-        reasons = pynvml.nvmlDeviceGetCurrentClocksThrottleReasons(handle)
-    except Exception:
+    mask = _clock_event_mask(pynvml, handle)
+    if mask is not None:
+        out["throttle"] = throttle_reasons(mask)
+    return out
+
+
+# nvmlPerfPolicyType_t: NVML counts the nanoseconds the clock was held down for each.
+_VIOLATION_POLICIES = {"power": 0, "thermal": 1}
+
+
+class ClockMonitor:
+    """What the SM clock did during a timed window (a context manager).
+
+    Read once after the samples, the clock shows a GPU that has already
+    recovered. Instead a background thread reads the SM clock and the
+    clock-event reasons every ``interval`` seconds while the window is open,
+    and NVML's power and thermal violation counters are read at both ends.
+    Without NVML it records nothing. ``notes()`` summarises (see clock_notes).
+    """
+
+    def __init__(self, interval: float = 0.02, nvml=None):
+        self.nvml = nvml or _nvml_handle()
+        self.interval = interval
+        self.readings: list[tuple[int, int | None]] = []  # (SM clock MHz, clock-event mask)
+        self.counters: tuple[dict, dict] = ({}, {})  # violation counters at the start and the end
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "ClockMonitor":
+        if self.nvml is not None:
+            self.counters = (self._violation_counters(), {})
+            self._thread = threading.Thread(target=self._poll, name="gemmbench-clock-monitor", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self.counters = (self.counters[0], self._violation_counters())
+
+    def _poll(self) -> None:
+        pynvml, handle = self.nvml
+        while True:
+            try:
+                clock = pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)
+            except Exception:  # NVML stopped answering: keep what was read
+                return
+            self.readings.append((clock, _clock_event_mask(pynvml, handle)))
+            if self._stop.wait(self.interval):
+                return
+
+    def _violation_counters(self) -> dict[str, tuple[int, int]]:
+        """{policy: (referenceTime in us, violationTime in ns)} where NVML supports it."""
+        pynvml, handle = self.nvml
+        out = {}
+        for name, policy in _VIOLATION_POLICIES.items():
+            try:
+                status = pynvml.nvmlDeviceGetViolationStatus(handle, policy)
+                out[name] = (status.referenceTime, status.violationTime)
+            except Exception:  # not supported on this board
+                pass
         return out
-    harmless = {"GpuIdle", "ApplicationsClocksSetting", "None"}
-    names = [name[len("nvmlClocksThrottleReason"):] for name in dir(pynvml)
-             if name.startswith("nvmlClocksThrottleReason") and isinstance(getattr(pynvml, name), int)]
-    out["throttle"] = sorted(n for n in names if n not in harmless and n != "All"
-                             and getattr(pynvml, "nvmlClocksThrottleReason" + n) & reasons)
+
+    def notes(self) -> dict:
+        return clock_notes(self.readings, violation_shares(*self.counters))
+
+
+def violation_shares(start: dict[str, tuple[int, int]], end: dict[str, tuple[int, int]]) -> dict[str, float]:
+    """Share of time each violation counter ran, 0..1, between two readings.
+
+    NVML stamps each counter reading with the time it refers to, and may
+    refresh it less often than it is read: the share is taken over those
+    stamps (a window shorter than one refresh gives none), not over the
+    host's clock, which would count a whole refresh into a short window.
+    """
+    shares = {}
+    for name, (ref0, ns0) in start.items():
+        if name in end and end[name][0] > ref0:
+            ref1, ns1 = end[name]
+            shares[name] = round(min(1.0, max(0.0, (ns1 - ns0) / ((ref1 - ref0) * 1e3))), 4)
+    return shares
+
+
+def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[str, float]) -> dict:
+    """A result's clock notes from a window's readings; keys present only when measured:
+
+    sm_clock_mhz        mean SM clock over the readings (MHz)
+    sm_clock_range_mhz  [lowest, highest] reading
+    clock_readings      how many readings were taken
+    throttled_share     0..1: the largest violation share where NVML has the
+                        counters, else the share of readings with a throttling reason
+    throttle            the throttling reasons seen, sorted (CLOCK_EVENT_REASONS names)
+    violation_share     {"power": x, "thermal": y}, 0..1: share of the window in
+                        which NVML's power / thermal violation counters ran
+
+    The counters come first: on an H200 under cuBLAS TF32 the power counter
+    ran for the whole window while the clock-event reasons showed SwPowerCap
+    only about 100 ms after the clock had dropped.
+    """
+    out: dict = {}
+    if readings:
+        clocks = [clock for clock, _ in readings]
+        out["sm_clock_mhz"] = round(sum(clocks) / len(clocks), 1)
+        out["sm_clock_range_mhz"] = [min(clocks), max(clocks)]
+        out["clock_readings"] = len(readings)
+    if violation_share:
+        out["violation_share"] = dict(violation_share)
+    reasons = [throttle_reasons(mask) for _, mask in readings if mask is not None]
+    if reasons:
+        out["throttle"] = sorted({name for r in reasons for name in r})
+    if violation_share:
+        out["throttled_share"] = max(violation_share.values())
+    elif reasons:
+        out["throttled_share"] = round(sum(1 for r in reasons if r) / len(reasons), 4)
     return out
 
 

@@ -12,6 +12,9 @@ sample spans about 200 us of calls (measured in GPU time by a calibration
 chunk), keeping that cost near 1% even for a 5 us kernel.
 With ``flush_l2`` every sample is one call preceded, outside the events, by a
 write of twice the L2 size, so each call starts with a cold cache.
+
+A ClockMonitor watches the SM clock while the samples run, so each result
+says at which clock, and how throttled, its samples were taken.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 from ..backend import Budget, Gemm
 from ..timing import sample, warm_up
 from .compile import load_source
-from .device import open_device
+from .device import ClockMonitor, open_device
 
 _BLOCKER_SOURCE = r"""
 extern "C" __global__ void block_stream(volatile int* flag, unsigned long long timeout_ns) {
@@ -91,8 +94,14 @@ class EventTimer:
         return [stop.time_since(start) / 1e3 / repeats for start, stop in pairs]
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
-        """Warm up, then sample. Returns (samples in seconds, calls per sample)."""
+        """Warm up, then sample. Returns (samples in seconds, notes): the notes
+        hold calls_per_sample and the clock during the samples (clock_notes)."""
         per_call = warm_up(lambda: gemm(alpha, beta), self.stream.synchronize, budget.warmup_seconds)
+        with ClockMonitor() as clocks:
+            samples, repeats = self._sample(gemm, alpha, beta, budget, flush_l2, per_call)
+        return samples, {"calls_per_sample": repeats, **clocks.notes()}
+
+    def _sample(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool, per_call: float):
         state = {"repeats": 1, "chunk": _MAX_QUEUED // 3}
 
         def take(n: int) -> list[float]:

@@ -1,0 +1,248 @@
+"""Clock and throttling capture during the timed window, with a fake NVML (no GPU needed)."""
+
+import importlib.util
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from gemmbench.gpu import device
+from gemmbench.gpu.device import (ClockMonitor, clock_notes, percent_of_peak_at_clock, sm_clock_now,
+                                  throttle_reasons, violation_shares)
+
+POWER_CAP, APP_CLOCKS, IDLE, HW_THERMAL = 0x4, 0x2, 0x1, 0x40
+
+
+class FakeNvml:
+    """The pynvml calls gemmbench makes, answering from a settable GPU state."""
+
+    NVML_CLOCK_SM = 1
+    # nvidia-ml-py's deprecated alias of ApplicationsClocksSetting: a name scan finds it
+    nvmlClocksThrottleReasonUserDefinedClocks = APP_CLOCKS
+    nvmlClocksEventReasonUserDefinedClocks = APP_CLOCKS
+
+    def __init__(self, clock=1980, mask=0):
+        self.clock, self.mask = clock, mask
+        self.violation_ns = {0: 0, 1: 0}  # by nvmlPerfPolicyType_t: power, thermal
+        self.reference_us = 1_000_000  # when NVML last refreshed the counters
+        self.clock_calls = 0
+        self.fail_after = None  # raise from the clock call after this many calls
+
+    def nvmlDeviceGetClockInfo(self, handle, kind):
+        assert kind == self.NVML_CLOCK_SM
+        self.clock_calls += 1
+        if self.fail_after is not None and self.clock_calls > self.fail_after:
+            raise RuntimeError("NVML_ERROR_GPU_IS_LOST")
+        return self.clock
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle):
+        return self.mask
+
+    def nvmlDeviceGetViolationStatus(self, handle, policy):
+        return SimpleNamespace(referenceTime=self.reference_us, violationTime=self.violation_ns[policy])
+
+
+def wait_for(condition, seconds=5.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the monitor thread took no reading"
+        time.sleep(0.002)
+
+
+# -- reasons ------------------------------------------------------------------
+
+@pytest.mark.parametrize("mask, names", [
+    (0, []),
+    (IDLE, []),
+    (APP_CLOCKS, []),  # the bit behind UserDefinedClocks: a clock the user chose
+    (POWER_CAP, ["SwPowerCap"]),
+    (POWER_CAP | HW_THERMAL | APP_CLOCKS, ["SwPowerCap", "HwThermalSlowdown"]),
+    (0x1000, ["0x1000"]),  # a reason newer than the table is still shown
+])
+def test_throttle_reasons_come_from_the_explicit_table(mask, names):
+    assert throttle_reasons(mask) == names
+
+
+def test_clock_now_ignores_the_deprecated_alias():
+    assert sm_clock_now((FakeNvml(1980, APP_CLOCKS), "h")) == {"sm_clock_mhz": 1980, "throttle": []}
+
+
+def test_clock_now_uses_the_older_throttle_call_when_that_is_all_there_is():
+    old = SimpleNamespace(NVML_CLOCK_SM=1, nvmlDeviceGetClockInfo=lambda h, k: 1410,
+                          nvmlDeviceGetCurrentClocksThrottleReasons=lambda h: POWER_CAP)
+    assert sm_clock_now((old, "h")) == {"sm_clock_mhz": 1410, "throttle": ["SwPowerCap"]}
+
+
+# -- summary of a window ---------------------------------------------------------
+
+def test_notes_summarise_the_readings():
+    readings = [(1980, 0), (1500, POWER_CAP), (1600, POWER_CAP | IDLE), (1980, APP_CLOCKS)]
+    assert clock_notes(readings, {}) == {"sm_clock_mhz": 1765.0, "sm_clock_range_mhz": [1500, 1980],
+                                         "clock_readings": 4, "throttled_share": 0.5, "throttle": ["SwPowerCap"]}
+
+
+def test_violation_counters_give_the_share_where_nvml_has_them():
+    """The reasons lag the clock: the counters say how long the clock was held down."""
+    notes = clock_notes([(1740, 0), (1755, POWER_CAP)], {"power": 0.9, "thermal": 0.1})
+    assert notes["throttled_share"] == 0.9 and notes["violation_share"] == {"power": 0.9, "thermal": 0.1}
+    assert notes["throttle"] == ["SwPowerCap"]
+
+
+def test_without_reason_masks_the_counters_still_give_the_share():
+    notes = clock_notes([(1700, None), (1700, None)], {"power": 0.3, "thermal": 0.1})
+    assert notes["throttled_share"] == 0.3 and "throttle" not in notes
+
+
+def test_violation_share_is_taken_over_nvml_own_timestamps():
+    start = {"power": (1_000_000, 0), "thermal": (1_000_000, 5)}
+    end = {"power": (1_100_000, 25_000_000), "thermal": (1_100_000, 5)}  # 100 ms apart, 25 ms violated
+    assert violation_shares(start, end) == {"power": 0.25, "thermal": 0.0}
+
+
+def test_a_counter_nvml_did_not_refresh_gives_no_share():
+    start = {"power": (1_000_000, 0), "thermal": (1_000_000, 0)}
+    assert violation_shares(start, {"power": (1_000_000, 0)}) == {}
+
+
+def test_violation_share_stays_within_0_and_1():
+    start = {"power": (0, 0), "thermal": (0, 10)}
+    assert violation_shares(start, {"power": (1000, 5_000_000), "thermal": (1000, 0)}) == \
+        {"power": 1.0, "thermal": 0.0}
+
+
+def test_nothing_measured_gives_no_notes():
+    assert clock_notes([], {}) == {}
+
+
+# -- the monitor thread ------------------------------------------------------------
+
+def test_monitor_sees_throttling_the_gpu_recovered_from_before_the_window_closed():
+    nvml = FakeNvml(1980, 0)
+    with ClockMonitor(interval=0.005, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: len(monitor.readings) >= 1)
+        nvml.clock, nvml.mask = 1425, POWER_CAP
+        nvml.violation_ns[0] += 40_000_000
+        nvml.reference_us += 100_000
+        wait_for(lambda: (1425, POWER_CAP) in monitor.readings)
+        nvml.clock, nvml.mask = 1980, 0
+        n = len(monitor.readings)
+        wait_for(lambda: len(monitor.readings) > n + 1)
+    assert sm_clock_now((nvml, "h")) == {"sm_clock_mhz": 1980, "throttle": []}  # what a read afterwards sees
+    notes = monitor.notes()
+    assert notes["throttle"] == ["SwPowerCap"] and notes["throttled_share"] == 0.4
+    assert notes["sm_clock_range_mhz"] == [1425, 1980] and 1425 < notes["sm_clock_mhz"] < 1980
+    assert notes["violation_share"] == {"power": 0.4, "thermal": 0.0}
+    assert not monitor._thread.is_alive()
+
+
+def test_monitor_stops_reading_when_the_window_closes():
+    nvml = FakeNvml()
+    with ClockMonitor(interval=0.001, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: len(monitor.readings) >= 3)
+    calls = nvml.clock_calls
+    time.sleep(0.02)
+    assert nvml.clock_calls == calls == len(monitor.readings)
+
+
+def test_monitor_keeps_what_it_read_when_nvml_fails():
+    nvml = FakeNvml(1800, 0)
+    nvml.fail_after = 2
+    with ClockMonitor(interval=0.001, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: nvml.clock_calls > 2)
+    assert monitor.notes()["clock_readings"] == 2
+
+
+def test_monitor_without_nvml_records_nothing(monkeypatch):
+    monkeypatch.setattr(device, "_nvml_handle", lambda ordinal=0: None)
+    before = threading.active_count()
+    with ClockMonitor() as monitor:
+        assert threading.active_count() == before
+    assert monitor.notes() == {}
+
+
+# -- peak at the clock the kernel ran at ----------------------------------------------
+
+H200 = {"sm_count": 132, "compute_capability": "9.0", "max_sm_clock_mhz": 1980.0}
+
+
+def test_percent_of_peak_uses_the_clock_the_kernel_ran_at():
+    peak_at_max = 132 * 128 * 2 * 1980e6 / 1e9  # GFLOP/s
+    assert percent_of_peak_at_clock(peak_at_max / 2, H200, 1980.0) == pytest.approx(50.0)
+    assert percent_of_peak_at_clock(peak_at_max / 2, H200, 990.0) == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("gflops, gpu, clock", [(None, H200, 1980.0), (1000.0, H200, None), (1000.0, {}, 1980.0)])
+def test_percent_of_peak_needs_every_input(gflops, gpu, clock):
+    assert percent_of_peak_at_clock(gflops, gpu, clock) is None
+
+
+# -- why there is no GPU ---------------------------------------------------------------
+
+def missing(name):
+    return ImportError(f"No module named {name!r}", name=name)
+
+
+def test_no_driver_is_the_cause_and_no_install_is_suggested(monkeypatch):
+    monkeypatch.setattr(device, "_nvidia_driver_loads", lambda: False)
+    message = device._why_pycuda_is_missing(missing("pycuda"))
+    assert message == "no NVIDIA driver: libcuda.so.1 cannot be loaded"
+
+
+def test_without_the_toolkit_no_pycuda_install_is_suggested(monkeypatch):
+    monkeypatch.setattr(device, "_nvidia_driver_loads", lambda: True)
+    monkeypatch.setattr(device.shutil, "which", lambda name: None)
+    message = device._why_pycuda_is_missing(missing("pycuda"))
+    assert "CUDA toolkit" in message and "pip install" not in message
+
+
+def test_with_driver_and_toolkit_the_install_is_suggested(monkeypatch):
+    monkeypatch.setattr(device, "_nvidia_driver_loads", lambda: True)
+    monkeypatch.setattr(device.shutil, "which", lambda name: "/usr/local/cuda/bin/nvcc")
+    message = device._why_pycuda_is_missing(missing("pycuda"))
+    assert message.count("pycuda") == 1 and "pip install -e '.[cuda]'" in message
+
+
+def test_a_broken_pycuda_is_not_called_missing(monkeypatch):
+    monkeypatch.setattr(device, "_nvidia_driver_loads", lambda: True)
+    message = device._why_pycuda_is_missing(ImportError("undefined symbol: cuMemAlloc_v2"))
+    assert "undefined symbol" in message and "not installed" not in message
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pycuda") is not None, reason="pycuda is installed")
+def test_open_device_without_pycuda_gives_one_reason():
+    with pytest.raises(device.GpuUnavailable) as info:
+        device.open_device()
+    assert str(info.value) == device._why_pycuda_is_missing(missing("pycuda"))
+
+
+# -- on a GPU with NVML ---------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_measure_notes_carry_the_clock_during_the_samples():
+    if device._nvml_handle() is None:
+        pytest.skip("NVML (nvidia-ml-py) is not available")
+    from gemmbench.backend import Budget, Problem, Shape
+    from gemmbench.gpu.backend import GpuBackend
+    from gemmbench.rungs import get_spec
+    gpu = GpuBackend()
+    gpu.load(Problem.random(Shape(1024, 1024, 1024), seed=0))
+    gpu.measure(gpu.prepare(get_spec("gpu", 5)), 1.0, 0.0, Budget(0.05, 10, 10_000, 0.3))
+    notes = gpu.last_measure_notes
+    assert notes["clock_readings"] >= 3  # 0.3 s of samples, a reading every 20 ms
+    low, high = notes["sm_clock_range_mhz"]
+    assert 0 < low <= notes["sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01
+    assert 0.0 <= notes["throttled_share"] <= 1.0 and isinstance(notes["throttle"], list)
+
+
+def test_monitor_on_a_board_without_violation_counters_counts_readings():
+    nvml = FakeNvml(1600, POWER_CAP)
+
+    def unsupported(handle, policy):
+        raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+
+    nvml.nvmlDeviceGetViolationStatus = unsupported
+    with ClockMonitor(interval=0.001, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: len(monitor.readings) >= 2)
+    notes = monitor.notes()
+    assert "violation_share" not in notes and notes["throttled_share"] == 1.0 and notes["throttle"] == ["SwPowerCap"]
