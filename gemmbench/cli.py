@@ -11,13 +11,12 @@ from pathlib import Path
 
 import click
 
-from . import __version__
+from . import __version__, validate
 from .bench import Entry
 from .errors import UserError
 from .report import Reporter
 from .rungs import get_spec, ladder
 from .session import Session
-from . import validate
 from .sweep import parse_sweep, sweep_shapes
 
 TUNE_BUDGET_SECONDS = 0.15
@@ -91,7 +90,7 @@ class DirectoryPath(click.ParamType):
 
 POSITIVE = AsciiInt(1)
 RUNG_ID = AsciiInt(0)
-SIZE = AsciiInt(1, validate.INT32_MAX, ", the largest size the kernels' int arguments take")
+SIZE = AsciiInt(1, validate.MAX_DIMENSION, " (the kernels take int sizes)")
 THREADS = AsciiInt(1, validate.max_threads, " (4 per core here, at most 1024)")
 SAMPLES = AsciiInt(1, validate.MAX_SAMPLES)
 

@@ -137,10 +137,11 @@ class Session:
 
     def check(self, shapes: list[Shape], entries: list[Entry] = ()) -> None:
         """Everything the user's input and environment must allow, checked
-        before anything is allocated, built or written: the budget, memory on
-        the host and the GPU for the largest shape, the cache the rungs build
+        before anything is allocated, built or written: the budget, the GPU
+        tiles' int offsets, memory on the host and the GPU for the largest shape, the cache the rungs build
         into and the results directory. Raises UserError."""
         self.budget()
+        validate.check_index_range(shapes, self.device)
         validate.check_host_memory(shapes)
         if self.gpu is not None:
             from .gpu.backend import ShapeTooLarge

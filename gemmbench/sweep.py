@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from .backend import Shape
-from .validate import INT32_MAX
+from .validate import MAX_DIMENSION
 
 MAX_SIZES = 1000
 _RANGE = re.compile(r"^(?P<start>[^.:]*)\.\.(?P<stop>[^:]*)(?::(?P<step>.*))?$", re.DOTALL)
@@ -25,8 +25,8 @@ def _size(text: str, part: str, sweep: str) -> int:
     number = int(value)
     if number < 1:
         raise ValueError(f"sweep '{sweep}': {part} must be >= 1, got {number}")
-    if number > INT32_MAX:
-        raise ValueError(f"sweep '{sweep}': {part} {number} is above {INT32_MAX}, the largest size the kernels take")
+    if number > MAX_DIMENSION:
+        raise ValueError(f"sweep '{sweep}': {part} {number} is above {MAX_DIMENSION}, the largest size the kernels take")
     return number
 
 
@@ -48,7 +48,7 @@ def parse_sweep(text: str) -> list[int]:
             if count > MAX_SIZES:
                 raise _too_long(text, count)
             return list(range(start, stop + 1, step))
-        sizes = []  # doubling: at most 31 sizes below INT32_MAX
+        sizes = []  # doubling: at most 31 sizes below MAX_DIMENSION
         size = start
         while size <= stop:
             sizes.append(size)

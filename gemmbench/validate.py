@@ -19,8 +19,13 @@ from .backend import Shape
 from .errors import UserError
 
 # The kernels' entry points take ``int M, N, K`` (the C and CUDA ladders and
-# cuBLAS alike); offsets such as M*K are computed in 64 bits inside them.
+# cuBLAS alike) and round sizes up to whole tiles (at most 256) in int, so a
+# dimension stays that far below 2**31. Offsets such as i*K are 64-bit inside.
 INT32_MAX = 2 ** 31 - 1
+MAX_DIMENSION = 2 ** 31 - 1024
+# Except in the GPU tiles: rungs 4-15 address a row of their tile, up to 256
+# rows from its corner, as the int r * N (or r * K) -- see common.cuh.
+GPU_TILE_ROWS_MAX = 256
 SEED_MAX = 2 ** 32 - 1  # numpy takes larger seeds; this keeps records portable
 MAX_WARMUP_SECONDS = 60.0
 MAX_BUDGET_SECONDS = 600.0
@@ -69,6 +74,18 @@ def parse_finite_float(text: str) -> float:
 # --------------------------------------------------------------------------
 # memory
 # --------------------------------------------------------------------------
+
+def check_index_range(shapes: list[Shape], device: str) -> None:
+    """Refuse shapes whose offsets would overflow the GPU tiles' int arithmetic."""
+    if device != "gpu":
+        return
+    limit = INT32_MAX // GPU_TILE_ROWS_MAX
+    for shape in shapes:
+        if max(shape.N, shape.K) > limit:
+            raise UserError(f"shape {shape}: N and K must be at most {limit} on the GPU ladder (its tiles "
+                            f"index up to {GPU_TILE_ROWS_MAX} rows of them with int arithmetic); "
+                            "use smaller N and K, or --device cpu")
+
 
 def host_bytes_needed(shape: Shape) -> int:
     """Peak host memory of one shape, in bytes, as bench and verify use it.

@@ -45,7 +45,7 @@ BAD_VALUES = {
     "--max-samples": ["0", "-2", "1e3"],
     "-m": ["0", "９", "-5", "2147483648", "99999999999", "1e3", ""],
     "-n": ["0", "٣", "2147483648", "1.5"],
-    "-k": ["-1", "4294967296", "k"],
+    "-k": ["-1", "4294967296", "k", "2147483647"],
     "-i": ["x", "٣", "-1"],
     "--device": ["tpu", ""],
     "--format": ["xml"],
@@ -195,6 +195,15 @@ def test_host_estimate_counts_the_float64_reference():
     need = validate.host_bytes_needed(Shape(n, n, n))
     assert 4 * 3 * n * n + 32 * 2 * n * n <= need <= 120 * n * n  # inputs + float64 copies, not wildly more
     assert validate.host_bytes_needed(Shape(1, 1, 1)) < 1024
+
+
+def test_gpu_tiles_int_offsets_bound_n_and_k():
+    limit = validate.INT32_MAX // validate.GPU_TILE_ROWS_MAX
+    validate.check_index_range([Shape(10 ** 9, limit, limit)], "gpu")
+    for shape in (Shape(8, limit + 1, 8), Shape(8, 8, limit + 1)):
+        with pytest.raises(validate.UserError, match=f"at most {limit}"):
+            validate.check_index_range([Shape(8, 8, 8), shape], "gpu")
+        validate.check_index_range([shape], "cpu")  # the C rungs offset in 64 bits
 
 
 def test_address_space_limit_counts(monkeypatch):
