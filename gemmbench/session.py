@@ -33,6 +33,7 @@ class Session:
             if opts["verbose"] else None
         # why --device auto fell back to the CPU; told once the plan is known to run
         self.no_gpu_reason: str | None = None
+        self._fallback_told = False
         self.device, self.gpu = self._resolve_device(opts["device"])
         self._cpu = {}
 
@@ -52,7 +53,7 @@ class Session:
             return "cpu", None
 
     def require_gpu(self, command: str) -> None:
-        """For commands that only exist on the GPU (tune)."""
+        """For commands that search GPU rungs' parameters (tune)."""
         if self.gpu is None:
             why = f"no usable GPU ({self.no_gpu_reason})" if self.no_gpu_reason else "--device cpu was given"
             raise UserError(f"{command} needs a GPU: {why}; the CPU rungs have no tunable parameters")
@@ -138,8 +139,8 @@ class Session:
     def check(self, shapes: list[Shape], entries: list[Entry] = ()) -> None:
         """Everything the user's input and environment must allow, checked
         before anything is allocated, built or written: the budget, the GPU
-        tiles' int offsets, memory on the host and the GPU for the largest shape, the cache the rungs build
-        into and the results directory. Raises UserError."""
+        tiles' int offsets, host and GPU memory for the largest shape, the
+        cache the rungs build into and the results directory. Raises UserError."""
         self.budget()
         validate.check_index_range(shapes, self.device)
         validate.check_host_memory(shapes)
@@ -154,9 +155,9 @@ class Session:
             validate.check_cache_dir()
         if not self.opts["no_save"]:
             validate.check_output_dir("--results-dir", Path(self.opts["results_dir"]))
-        if self.no_gpu_reason:  # told only now that the plan is known to run
+        if self.no_gpu_reason and not self._fallback_told:  # told only once the plan is known to run
             self.reporter.note(f"No GPU ({self.no_gpu_reason}): running the CPU ladder.")
-            self.no_gpu_reason = None
+            self._fallback_told = True
 
     def _builds_into_cache(self, entries) -> bool:
         """Whether the plan may compile into the cache: any GPU row (nvcc, the
