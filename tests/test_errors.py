@@ -174,13 +174,13 @@ def test_bad_sweep(capsys, sandbox, sweep, name):
 # shapes against memory, before anything is allocated
 # --------------------------------------------------------------------------
 
-HUGE = ["-m", "60000", "-n", "60000", "-k", "60000"]  # ~340 GiB of host memory to verify
+HUGE = ["-m", "1000000", "-n", "1000000", "-k", "1000000"]  # ~90 TiB of host memory to verify
 
 
 @pytest.mark.parametrize("command", RUNNING)
 def test_shape_too_large_for_host_memory(capsys, sandbox, command):
-    args = _args(command, ["--sweep", "60000"] if command == "sizes" else HUGE)
-    check_refused(capsys, sandbox, args, "60000x60000x60000", "host memory")
+    args = _args(command, ["--sweep", "1000000"] if command == "sizes" else HUGE)
+    check_refused(capsys, sandbox, args, "1000000x1000000x1000000", "host memory")
 
 
 def test_memory_check_uses_what_is_available(capsys, sandbox, monkeypatch):
@@ -331,7 +331,7 @@ def no_gpu(monkeypatch):
     (["compare", "-i", "2", "-i", "12"], ["rung 12 is a GPU rung"]),
     (["sizes", "--sweep", "8", "-i", "14"], ["rung 14 is a GPU rung"]),
     (["tune", "-i", "3"], ["tune needs a GPU", "no CUDA device found"]),
-    (["run", "-i", "1", *HUGE], ["60000x60000x60000"]),  # no "running the CPU ladder" before it
+    (["run", "-i", "1", *HUGE], ["1000000x1000000x1000000"]),  # no "running the CPU ladder" before it
 ])
 def test_auto_without_gpu_errors_in_one_line(capsys, sandbox, no_gpu, args, names):
     check_refused(capsys, sandbox, args + ["--warmup", "0"], *names)

@@ -28,7 +28,8 @@ def _checks_only(self, command, entries, shapes, show):
     return 0
 
 
-@settings(max_examples=200, deadline=5000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=5000, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.dictionaries(st.sampled_from(NUMERIC_OPTIONS), VALUES, max_size=5))
 def test_numeric_options_accept_or_refuse_in_one_line(capsys, options):
     args = ["run", "--device", "cpu", "--no-save"] + [x for pair in options.items() for x in pair]
