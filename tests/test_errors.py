@@ -239,6 +239,17 @@ def test_unusable_path(capsys, sandbox, request, option, fault):
     check_refused(capsys, sandbox, PATH_OPTIONS[option](place), option, str(place))
 
 
+def test_full_disk_is_refused_before_running(capsys, sandbox, monkeypatch):
+    real = os.statvfs
+
+    class Full:
+        def __init__(self, path):
+            stat = real(path)
+            self.f_frsize, self.f_bavail = stat.f_frsize, 0
+    monkeypatch.setattr(validate.os, "statvfs", Full)
+    check_refused(capsys, sandbox, _args("run", ["-i", "0"]), "--results-dir results", "is full")
+
+
 PLOT_FAULTS = [  # (plot name, what the message names)
     ("missing/sweep.png", "does not exist"),
     ("plots/sweep.xyz", ".xyz"),
