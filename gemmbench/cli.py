@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import __version__
+from . import __version__, validate
 from .bench import Entry
 from .errors import UserError
 from .report import Reporter
@@ -23,18 +23,85 @@ TUNE_BUDGET_SECONDS = 0.15
 
 
 # --------------------------------------------------------------------------
+# option types: every number is checked when it is parsed
+# --------------------------------------------------------------------------
+
+class AsciiInt(click.ParamType):
+    """An integer in ASCII digits within [low, high] (click's int also takes
+    full-width digits such as '９'). ``high`` may be a function, for bounds
+    that depend on the machine."""
+
+    name = "integer"
+
+    def __init__(self, low: int | None = None, high=None, why: str = ""):
+        self.low, self.high, self.why = low, high, why
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            number = validate.parse_int(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        high = self.high() if callable(self.high) else self.high
+        if (self.low is not None and number < self.low) or (high is not None and number > high):
+            self.fail(f"{number} is out of range: give {_range_text(self.low, high)}{self.why}", param, ctx)
+        return number
+
+
+class FiniteFloat(click.ParamType):
+    """A finite number of seconds in [low, high] (no nan or inf)."""
+
+    name = "seconds"
+
+    def __init__(self, low: float, high: float):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            number = validate.parse_finite_float(value)
+        except ValueError as exc:
+            self.fail(f"{exc}: give {_range_text(self.low, self.high)} seconds", param, ctx)
+        if not self.low <= number <= self.high:
+            self.fail(f"{value.strip()} is out of range: give {_range_text(self.low, self.high)} seconds", param, ctx)
+        return number
+
+
+def _range_text(low, high) -> str:
+    if high is None:
+        return f"an integer >= {low}"
+    return f"a value from {low:g} to {high:g}" if isinstance(low, float) else f"an integer from {low} to {high}"
+
+
+class DirectoryPath(click.ParamType):
+    """A directory path, never empty (Path('') would mean the current directory)."""
+
+    name = "directory"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Path):
+            return value
+        if not value.strip():
+            self.fail("an empty path; give a directory (default: results)", param, ctx)
+        return Path(value)
+
+
+POSITIVE = AsciiInt(1)
+RUNG_ID = AsciiInt(0)
+SIZE = AsciiInt(1, validate.MAX_DIMENSION, " (the kernels take int sizes)")
+THREADS = AsciiInt(1, validate.max_threads, " (4 per core here, at most 1024)")
+SAMPLES = AsciiInt(1, validate.MAX_SAMPLES)
+
+
+# --------------------------------------------------------------------------
 # shared options
 # --------------------------------------------------------------------------
 
-def _positive(ctx, param, value):
-    if value is not None and value < 1:
-        raise click.BadParameter(f"must be a positive integer, got {value}", ctx, param)
-    return value
-
-
 def _shape_options(f):
     for name in ("k", "n", "m"):
-        f = click.option(f"-{name}", type=int, default=None, callback=_positive,
+        f = click.option(f"-{name}", type=SIZE, default=None,
                          help=f"{name.upper()} (default 4096 on the GPU, 1024 on the CPU).")(f)
     return f
 
@@ -43,23 +110,28 @@ def _common_options(f):
     options = [
         click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
                      help="Which ladder; auto picks the GPU when one is usable."),
-        click.option("--threads", type=int, default=None, callback=_positive,
-                     help="CPU threads for OpenBLAS and OpenMP (default: 1 for rungs 1-5, all cores for rung 6)."),
-        click.option("--seed", type=int, default=0, show_default=True, help="Seed of the random inputs."),
+        click.option("--threads", type=THREADS, default=None,
+                     help="CPU threads for OpenBLAS and OpenMP (default: 1 for rungs 1-5, all cores for rung 6; "
+                          "at most 4 per core)."),
+        click.option("--seed", type=AsciiInt(0, validate.SEED_MAX), default=0, show_default=True,
+                     help="Seed of the random inputs (0 to 2**32-1)."),
         click.option("--flush-l2", is_flag=True, help="Flush the L2 cache before every timed call (cold cache)."),
-        click.option("--warmup", type=float, default=None, help="Warm-up seconds per kernel."),
-        click.option("--min-samples", type=int, default=None, callback=_positive, help="Fewest samples per kernel."),
-        click.option("--max-samples", type=int, default=None, callback=_positive, help="Most samples per kernel."),
-        click.option("--budget", type=float, default=None, help="Seconds of samples per kernel before stopping."),
-        click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout."),
+        click.option("--warmup", type=FiniteFloat(0.0, validate.MAX_WARMUP_SECONDS), default=None,
+                     help=f"Warm-up seconds per kernel (0 to {validate.MAX_WARMUP_SECONDS:g})."),
+        click.option("--min-samples", type=SAMPLES, default=None, help="Fewest samples per kernel."),
+        click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
+        click.option("--budget", type=FiniteFloat(0.0, validate.MAX_BUDGET_SECONDS), default=None,
+                     help=f"Seconds of samples per kernel before stopping (0 to {validate.MAX_BUDGET_SECONDS:g})."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
         click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table",
                      show_default=True, help="How to print the results."),
         click.option("--no-save", is_flag=True, help="Do not save a JSON record under --results-dir."),
-        click.option("--results-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+        click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
                      show_default=True, help="Where records are saved."),
         click.option("--no-tune-cache", is_flag=True,
                      help="Ignore the parameters stored by 'gemmbench tune' (use each rung's defaults)."),
-        click.option("-v", "--verbose", is_flag=True, help="Show compiler commands."),
+        click.option("-v", "--verbose", is_flag=True, help="Show compiler commands and timings on stderr."),
     ]
     for option in reversed(options):
         f = option(f)
@@ -67,21 +139,28 @@ def _common_options(f):
 
 
 def _reporter(opts: dict) -> Reporter:
-    return Reporter(opts["fmt"], quiet=opts["as_json"])
+    """Where output goes: with --json, stdout holds the JSON alone and notes
+    stay off stderr too, unless -v asks for the log."""
+    if opts["as_json"] and opts["fmt"] != "table":
+        raise UserError(f"--json and --format {opts['fmt']} conflict: --json prints JSON; give one of them")
+    return Reporter(opts["fmt"], quiet=opts["as_json"] and not opts["verbose"])
 
 
 # --------------------------------------------------------------------------
 # commands
 # --------------------------------------------------------------------------
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="gemmbench")
-def cli():
+@click.pass_context
+def cli(ctx):
     """Benchmark a ladder of hand-written SGEMM kernels against cuBLAS and OpenBLAS."""
+    if ctx.invoked_subcommand is None:  # bare 'gemmbench': the help, and success
+        click.echo(ctx.get_help())
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=int, required=True, help="Rung id (0 = the library baseline).")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id (0 = the library baseline).")
 @_shape_options
 @_common_options
 def run(kernel_id, m, n, k, **opts):
@@ -95,7 +174,7 @@ def run(kernel_id, m, n, k, **opts):
 
 @cli.command()
 @click.option("--all", "all_rungs", is_flag=True, help="Every rung of the ladder.")
-@click.option("-i", "--kernel", "kernel_ids", type=int, multiple=True, help="Rung ids to compare (repeatable).")
+@click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True, help="Rung ids to compare (repeatable).")
 @_shape_options
 @_common_options
 def compare(all_rungs, kernel_ids, m, n, k, **opts):
@@ -114,13 +193,15 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
 
 @cli.command()
 @click.option("--sweep", required=True, help="Sizes: a..b doubles, a..b:step steps, a,b,c lists.")
-@click.option("-i", "--kernel", "kernel_ids", type=int, multiple=True,
+@click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True,
               help="Rung ids (repeatable; default: the baseline and every rung).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also draw GFLOP/s against size into this PNG (needs matplotlib).")
+              help="Also draw GFLOP/s against size into this image (.png, .svg, .pdf...; needs matplotlib). "
+                   "An existing file is kept unless --overwrite is given.")
+@click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
 @_shape_options
 @_common_options
-def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
+def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
     """A size sweep: GFLOP/s of each kernel at each size."""
     opts.update(sweep=sweep, kernels=list(kernel_ids), m=m, n=n, k=k, plot=str(plot) if plot else None)
     try:
@@ -133,6 +214,7 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
             require_matplotlib()
         except ImportError as exc:
             raise UserError(str(exc))
+        validate.check_plot_path(plot, overwrite)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     ids = [0, *kernel_ids] if kernel_ids else [s.id for s in ladder(session.device)]
@@ -149,13 +231,13 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=int, required=True, help="Rung id with tunable parameters.")
-@click.option("--limit", type=int, default=None, callback=_positive,
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id with tunable parameters.")
+@click.option("--limit", type=POSITIVE, default=None,
               help="Try at most this many candidates (the defaults plus a seeded random sample).")
-@click.option("--top", type=int, default=10, show_default=True, callback=_positive,
+@click.option("--top", type=POSITIVE, default=10, show_default=True,
               help="How many of the best configurations to show.")
-@click.option("--jobs", type=int, default=None, callback=_positive,
-              help="Parallel nvcc processes (default: one per core).")
+@click.option("--jobs", type=THREADS, default=None,
+              help="Parallel nvcc processes (default: one per core; at most 4 per core).")
 @_shape_options
 @_common_options
 def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
@@ -165,8 +247,7 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
         opts["budget"] = TUNE_BUDGET_SECONDS
     reporter = _reporter(opts)
     session = Session(opts, reporter)
-    if session.gpu is None:
-        raise UserError("tune needs a GPU: the CPU rungs have no tunable parameters")
+    session.require_gpu("tune")
     from .tuning import TuningCache, candidates
     gpu = session.gpu
     try:
@@ -178,9 +259,9 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
         tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
         raise UserError(f"rung {kernel_id} has no tunable parameters (tunable rungs: {tunable})")
     shape = session.shape(m, n, k)
-    session.check_fits([shape])
+    session.check([shape])  # before nvcc fills the cache with candidates
     cache = TuningCache()
-    cache.check_writable()  # before any candidate compiles, not after the search
+    cache.check_writable()
     found, valid = candidates(run_spec, limit, opts["seed"])
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
@@ -219,32 +300,46 @@ def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter
 
 
 @cli.command(name="list")
-@click.option("--device", type=click.Choice(["gpu", "cpu"]), default="gpu", show_default=True)
+@click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
+              help="Which ladder; auto shows the GPU ladder when a GPU is usable, else the CPU ladder.")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table", show_default=True)
 def list_rungs(device, fmt):
     """The ladder, one line per rung."""
-    Reporter(fmt).show_ladder(ladder(device), device)
+    reporter = Reporter(fmt)
+    if device == "auto":
+        from .gpu.device import GpuUnavailable, open_device
+        try:
+            open_device()
+            device = "gpu"
+        except GpuUnavailable as exc:
+            reporter.note(f"No GPU ({exc}): showing the CPU ladder (--device gpu shows the GPU ladder).")
+            device = "cpu"
+    reporter.show_ladder(ladder(device), device)
     return 0
+
+
+def _one_line(message: str) -> str:
+    """A message as the single stderr line the error contract promises."""
+    return "; ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: click in non-standalone mode, so every error is one line."""
+    def error(message: str) -> int:
+        click.echo(f"gemmbench: error: {_one_line(message)}", err=True)
+        return 2
+
     try:
         code = cli.main(args=argv, prog_name="gemmbench", standalone_mode=False)
     except click.exceptions.Exit as exc:  # --help, --version
         code = exc.exit_code
-    except click.UsageError as exc:  # bad option, bad value, missing option
-        click.echo(f"gemmbench: error: {exc.format_message()}", err=True)
-        code = 2
-    except click.ClickException as exc:
-        click.echo(f"gemmbench: error: {exc.format_message()}", err=True)
-        code = exc.exit_code
-    except UserError as exc:
-        click.echo(f"gemmbench: error: {exc}", err=True)
-        code = UserError.exit_code
+    except click.ClickException as exc:  # bad option, bad value, missing option (UsageError, BadParameter)
+        code = error(exc.format_message())
     except click.Abort:
         click.echo("gemmbench: interrupted", err=True)
         code = 130
+    except UserError as exc:  # the user's input or environment, raised anywhere below: one line, exit 2
+        code = error(str(exc))
     return code if isinstance(code, int) else 0
 
 

@@ -10,11 +10,12 @@ import time
 from pathlib import Path
 
 from .backend import Budget, Shape
+from . import fsutil, validate
 from .bench import Entry, Plan, run_plan
 from .errors import UserError
 from .report import Reporter
 from .results import RunRecord, new_result_path, save, to_json
-from .rungs import baselines, get_spec
+from .rungs import baselines, get_spec, ladder
 from .spec import comparison_precision
 
 _STARTED = time.perf_counter()
@@ -30,6 +31,9 @@ class Session:
         self.reporter = reporter
         self.log = (lambda message: reporter.note(f"[{time.perf_counter() - _STARTED:6.2f}s] {message}")) \
             if opts["verbose"] else None
+        # why --device auto fell back to the CPU; told once the plan is known to run
+        self.no_gpu_reason: str | None = None
+        self._fallback_told = False
         self.device, self.gpu = self._resolve_device(opts["device"])
         self._cpu = {}
 
@@ -45,8 +49,14 @@ class Session:
         except GpuUnavailable as exc:
             if wanted == "gpu":
                 raise UserError(f"no usable GPU: {exc}")
-            self.reporter.note(f"No GPU ({exc}): running the CPU ladder.")
+            self.no_gpu_reason = str(exc)
             return "cpu", None
+
+    def require_gpu(self, command: str) -> None:
+        """For commands that search GPU rungs' parameters (tune)."""
+        if self.gpu is None:
+            why = f"no usable GPU ({self.no_gpu_reason})" if self.no_gpu_reason else "--device cpu was given"
+            raise UserError(f"{command} needs a GPU: {why}; the CPU rungs have no tunable parameters")
 
     def cpu(self, threads: int):
         """The CPU backend running everything at ``threads`` threads."""
@@ -59,10 +69,7 @@ class Session:
         """Rows for these rung ids, on the right backends, after the library
         rows they are compared with (cuBLAS SGEMM always; cuBLAS TF32 beside
         TF32 rungs, or with all_baselines)."""
-        try:
-            rungs = [get_spec(self.device, i) for i in dict.fromkeys(ids) if i != 0]
-        except KeyError as exc:
-            raise UserError(exc.args[0])
+        rungs = [self._spec(i) for i in dict.fromkeys(ids) if i != 0]
         rungs.sort(key=lambda s: s.id)
         precisions = {"fp32", "tf32"} if all_baselines else {"fp32", *(comparison_precision(s.precision) for s in rungs)}
         specs = baselines(self.device, precisions) + rungs
@@ -88,23 +95,36 @@ class Session:
             rows += [Entry(self.cpu(threads), s) for s in group]
         return rows
 
+    def _spec(self, kernel_id: int):
+        try:
+            return get_spec(self.device, kernel_id)
+        except KeyError as exc:
+            if self.no_gpu_reason and any(s.id == kernel_id for s in ladder("gpu")):
+                cpu_ids = [s.id for s in ladder("cpu")]
+                raise UserError(f"rung {kernel_id} is a GPU rung; no usable GPU ({self.no_gpu_reason}): use "
+                                f"--device cpu for the CPU ladder (rungs {min(cpu_ids)}-{max(cpu_ids)})") from None
+            raise UserError(exc.args[0]) from None
+
     def shape(self, m, n, k) -> Shape:
         size = DEFAULT_SIZE[self.device]
         return Shape(m or size, n or size, k or size)
 
     def budget(self) -> Budget:
-        base = DEFAULT_BUDGET[self.device]
-        o = self.opts
-        budget = Budget(
+        """The sampling budget: the device's defaults, overridden by the options
+        given (their ranges were checked when they were parsed). A default
+        bound gives way to a bound the user gave, so ``--max-samples 1`` alone
+        lowers the default minimum instead of clashing with it."""
+        base, o = DEFAULT_BUDGET[self.device], self.opts
+        low, high = o["min_samples"], o["max_samples"]
+        if low is not None and high is not None and low > high:
+            raise UserError(f"--min-samples {low} is larger than --max-samples {high}; "
+                            "give a minimum no larger than the maximum")
+        max_samples = high or max(base.max_samples, low or 0)
+        return Budget(
             base.warmup_seconds if o["warmup"] is None else o["warmup"],
-            o["min_samples"] or base.min_samples,
-            o["max_samples"] or max(base.max_samples, o["min_samples"] or 0),
+            low or min(base.min_samples, max_samples),
+            max_samples,
             base.max_seconds if o["budget"] is None else o["budget"])
-        if budget.warmup_seconds < 0 or budget.max_seconds < 0:
-            raise UserError("--warmup and --budget must be >= 0")
-        if budget.min_samples > budget.max_samples:
-            raise UserError("--min-samples is larger than --max-samples")
-        return budget
 
     def environment(self, entries: list[Entry]) -> dict:
         env = {}
@@ -115,21 +135,41 @@ class Session:
             env["cpu"] = cpu.environment()
         return env
 
-    def check_fits(self, shapes: list[Shape]) -> None:
-        if self.gpu is None:
-            return
-        from .gpu.backend import ShapeTooLarge
-        for shape in shapes:
-            try:
-                self.gpu.check_fits(shape)
-            except ShapeTooLarge as exc:
-                raise UserError(str(exc))
+    def check(self, shapes: list[Shape], entries: list[Entry] = ()) -> None:
+        """Everything the user's input and environment must allow, checked
+        before anything is allocated, built or written: the budget, the GPU
+        tiles' int offsets, host and GPU memory for the largest shape, the
+        cache the rungs build into and the results directory. Raises UserError."""
+        self.budget()
+        validate.check_index_range(shapes, self.device)
+        validate.check_host_memory(shapes)
+        if self.gpu is not None:
+            from .gpu.backend import ShapeTooLarge
+            for shape in shapes:
+                try:
+                    self.gpu.check_fits(shape)
+                except ShapeTooLarge as exc:
+                    raise UserError(f"{exc}: choose a smaller shape") from None
+        if self._builds_into_cache(entries):
+            fsutil.cache_dir(create=True)  # CacheDirError names the variable that chose it
+        if not self.opts["no_save"]:
+            validate.check_output_dir("--results-dir", Path(self.opts["results_dir"]))
+        if self.no_gpu_reason and not self._fallback_told:  # told only once the plan is known to run
+            self.reporter.note(f"No GPU ({self.no_gpu_reason}): running the CPU ladder.")
+            self._fallback_told = True
 
+    def _builds_into_cache(self, entries) -> bool:
+        """Whether the plan may compile into the cache: any GPU row (nvcc, the
+        tuning cache), or a CPU rung whose library is not cached yet."""
+        if self.gpu is not None:
+            return True
+        from .cpu import build
+        return any(not build.library_path(e.spec).is_file() for e in entries if not e.spec.is_baseline)
 
     def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show) -> int:
         """Run the plan, saving after every kernel; print; return the exit code."""
         opts, reporter = self.opts, self.reporter
-        self.check_fits(shapes)
+        self.check(shapes, entries)
         plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"])
         if self.log:
             plan.log = self.log

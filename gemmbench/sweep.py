@@ -1,6 +1,8 @@
 """Size lists for ``gemmbench sizes --sweep``.
 
 ``a..b`` doubles from a up to b, ``a..b:s`` steps by s, ``a,b,c`` lists.
+A sweep's length is known from its text before any list is built, so
+``1..100000000000:1`` is refused at once instead of filling memory.
 """
 
 from __future__ import annotations
@@ -8,39 +10,54 @@ from __future__ import annotations
 import re
 
 from .backend import Shape
+from .validate import MAX_DIMENSION
 
 MAX_SIZES = 1000
-_RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?$")
+_RANGE = re.compile(r"^(?P<start>[^.:]*)\.\.(?P<stop>[^:]*)(?::(?P<step>.*))?$", re.DOTALL)
+_ASCII_DIGITS = re.compile(r"[0-9]+")
+
+
+def _size(text: str, part: str, sweep: str) -> int:
+    """One positive size of the sweep, named by ``part`` in the message when it is bad."""
+    value = text.strip()
+    if not _ASCII_DIGITS.fullmatch(value):
+        raise ValueError(f"sweep '{sweep}': {part} '{value}' is not a positive integer (ASCII digits)")
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"sweep '{sweep}': {part} must be >= 1, got {number}")
+    if number > MAX_DIMENSION:
+        raise ValueError(f"sweep '{sweep}': {part} {number} is above {MAX_DIMENSION}, the largest size the kernels take")
+    return number
+
+
+def _too_long(sweep: str, count: int) -> ValueError:
+    return ValueError(f"sweep '{sweep}' names {count} sizes; at most {MAX_SIZES}: use a larger step or a shorter range")
 
 
 def parse_sweep(text: str) -> list[int]:
-    """The sizes a sweep names, in order; ValueError with a readable message otherwise."""
+    """The sizes a sweep names, in order; ValueError naming the bad part otherwise."""
     match = _RANGE.match(text)
     if match:
-        start, stop = int(match.group(1)), int(match.group(2))
-        step = match.group(3)
-        if start < 1 or stop < start:
-            raise ValueError(f"sweep '{text}': need 1 <= start <= stop")
-        if step is not None:
-            if int(step) < 1:
-                raise ValueError(f"sweep '{text}': step must be >= 1")
-            sizes = list(range(start, stop + 1, int(step)))
-        else:
-            sizes = []
-            size = start
-            while size <= stop:
-                sizes.append(size)
-                size *= 2
-    else:
-        parts = [p.strip() for p in text.split(",")]
-        if not all(re.fullmatch(r"\d+", p) for p in parts):
-            raise ValueError(f"sweep '{text}': expected a..b, a..b:step or a,b,c with positive integers")
-        sizes = [int(p) for p in parts]
-        if min(sizes) < 1:
-            raise ValueError(f"sweep '{text}': sizes must be >= 1")
-    if len(sizes) > MAX_SIZES:
-        raise ValueError(f"sweep '{text}' names {len(sizes)} sizes; at most {MAX_SIZES}")
-    return sizes
+        start = _size(match["start"], "start", text)
+        stop = _size(match["stop"], "stop", text)
+        if stop < start:
+            raise ValueError(f"sweep '{text}': need start <= stop, got {start}..{stop}")
+        if match["step"] is not None:
+            step = _size(match["step"], "step", text)
+            count = (stop - start) // step + 1
+            if count > MAX_SIZES:
+                raise _too_long(text, count)
+            return list(range(start, stop + 1, step))
+        sizes = []  # doubling: at most 31 sizes below MAX_DIMENSION
+        size = start
+        while size <= stop:
+            sizes.append(size)
+            size *= 2
+        return sizes
+    parts = text.split(",")
+    if len(parts) > MAX_SIZES:
+        raise _too_long(text, len(parts))
+    return [_size(p, f"size {i}", text) for i, p in enumerate(parts, 1)]
 
 
 def sweep_shapes(sizes: list[int], M: int | None, N: int | None, K: int | None) -> list[Shape]:

@@ -17,3 +17,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def private_caches(tmp_path_factory, monkeypatch):
+    """Tests never write into the user's real caches. One private cache for
+    the whole test session, so each C rung compiles once; XDG_CACHE_HOME too,
+    for whatever asks platformdirs (pycuda's cubins, gemmbench's defaults)."""
+    root = tmp_path_factory.getbasetemp() / "caches"
+    monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(root / "gemmbench"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))

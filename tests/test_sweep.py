@@ -29,3 +29,20 @@ def test_shapes_square_unless_pinned():
     assert sweep_shapes([8, 16], None, None, 3) == [Shape(8, 8, 3), Shape(16, 16, 3)]
     with pytest.raises(ValueError):
         sweep_shapes([8], 1, 2, 3)
+
+
+@pytest.mark.parametrize("text, named", [
+    ("1..100000000000:1", "stop 100000000000"), ("1..2000000:1", "2000000 sizes"), ("1..x", "stop 'x'"),
+    ("０..8", "start '０'"), ("8,٣", "size 2 '٣'"), ("1..10:0", "step must be >= 1"), ("8,0", "size 2 must be >= 1"),
+])
+def test_invalid_sweeps_name_the_bad_part(text, named):
+    with pytest.raises(ValueError, match=named):
+        parse_sweep(text)
+
+
+def test_long_step_sweep_is_refused_without_building_it():
+    import time
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="1000000000 sizes"):
+        parse_sweep("1..1000000000:1")
+    assert time.perf_counter() - t0 < 0.1
