@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from .backend import Budget, Shape
-from . import fsutil, validate
+from . import validate
 from .bench import Entry, Plan, run_plan
 from .errors import UserError
 from .report import Reporter
@@ -138,8 +138,9 @@ class Session:
     def check(self, shapes: list[Shape], entries: list[Entry] = ()) -> None:
         """Everything the user's input and environment must allow, checked
         before anything is allocated, built or written: the budget, the GPU
-        tiles' int offsets, host and GPU memory for the largest shape, the
-        cache the rungs build into and the results directory. Raises UserError."""
+        tiles' int offsets, host and GPU memory for the largest shape and the
+        results directory (the caches the rungs build into were checked when
+        the backends and rows were made). Raises UserError."""
         self.budget()
         validate.check_index_range(shapes, self.device)
         validate.check_host_memory(shapes)
@@ -150,21 +151,11 @@ class Session:
                     self.gpu.check_fits(shape)
                 except ShapeTooLarge as exc:
                     raise UserError(f"{exc}: choose a smaller shape") from None
-        if self._builds_into_cache(entries):
-            fsutil.cache_dir(create=True)  # CacheDirError names the variable that chose it
         if not self.opts["no_save"]:
             validate.check_output_dir("--results-dir", Path(self.opts["results_dir"]))
         if self.no_gpu_reason and not self._fallback_told:  # told only once the plan is known to run
             self.reporter.note(f"No GPU ({self.no_gpu_reason}): running the CPU ladder.")
             self._fallback_told = True
-
-    def _builds_into_cache(self, entries) -> bool:
-        """Whether the plan may compile into the cache: any GPU row (nvcc, the
-        tuning cache), or a CPU rung whose library is not cached yet."""
-        if self.gpu is not None:
-            return True
-        from .cpu import build
-        return any(not build.library_path(e.spec).is_file() for e in entries if not e.spec.is_baseline)
 
     def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show) -> int:
         """Run the plan, saving after every kernel; print; return the exit code."""
