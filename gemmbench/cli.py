@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 
 from . import __version__
-from .bench import Entry
 from .errors import UserError
 from .report import Reporter
 from .rungs import get_spec, ladder
@@ -66,6 +65,28 @@ def _common_options(f):
     return f
 
 
+def _positive_seconds(ctx, param, value):
+    if value is not None and not value > 0:
+        raise click.BadParameter(f"must be a positive number of seconds, got {value}", ctx, param)
+    return value
+
+
+def _kernel_file_options(f):
+    """A user's own kernel files (gemmbench.userkernel), run beside the ladder."""
+    options = [
+        click.option("--kernel-file", "kernel_files", multiple=True, type=click.Path(dir_okay=False),
+                     help="Your own kernel: a .cu (GPU) or .c (CPU) file with a 'gemmbench kernel' header "
+                          "(repeatable; shown as rows -1, -2, ...)."),
+        click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+                     help="Override a parameter of the kernel files (repeatable)."),
+        click.option("--kernel-timeout", type=float, default=None, callback=_positive_seconds,
+                     help="Seconds one call of a kernel file may run before its row FAILs (default 10)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def _reporter(opts: dict) -> Reporter:
     return Reporter(opts["fmt"], quiet=opts["as_json"])
 
@@ -81,15 +102,18 @@ def cli():
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=int, required=True, help="Rung id (0 = the library baseline).")
+@click.option("-i", "--kernel", "kernel_id", type=int, default=None, help="Rung id (0 = the library baseline).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def run(kernel_id, m, n, k, **opts):
-    """One rung at one shape, beside the library baseline."""
+    """One rung (or kernel file) at one shape, beside the library baseline."""
+    if kernel_id is None and not opts["kernel_files"]:
+        raise UserError("nothing to run: give -i or --kernel-file")
     opts.update(kernel=kernel_id, m=m, n=n, k=k)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
-    entries = session.entries([0, kernel_id])
+    entries = session.entries([0] if kernel_id is None else [0, kernel_id])
     return session.execute("run", entries, [session.shape(m, n, k)], reporter.show_results)
 
 
@@ -97,13 +121,14 @@ def run(kernel_id, m, n, k, **opts):
 @click.option("--all", "all_rungs", is_flag=True, help="Every rung of the ladder.")
 @click.option("-i", "--kernel", "kernel_ids", type=int, multiple=True, help="Rung ids to compare (repeatable).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def compare(all_rungs, kernel_ids, m, n, k, **opts):
     """Rungs side by side at one shape, with cuBLAS and OpenBLAS."""
     if all_rungs and kernel_ids:
         raise UserError("give either --all or -i, not both")
-    if not all_rungs and not kernel_ids:
-        raise UserError("nothing to compare: give --all or one or more -i")
+    if not all_rungs and not kernel_ids and not opts["kernel_files"]:
+        raise UserError("nothing to compare: give --all, one or more -i, or --kernel-file")
     opts.update(all=all_rungs, kernels=list(kernel_ids), m=m, n=n, k=k)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
@@ -119,6 +144,7 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also draw GFLOP/s against size into this PNG (needs matplotlib).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
     """A size sweep: GFLOP/s of each kernel at each size."""
@@ -135,8 +161,9 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
             raise UserError(str(exc))
     reporter = _reporter(opts)
     session = Session(opts, reporter)
-    ids = [0, *kernel_ids] if kernel_ids else [s.id for s in ladder(session.device)]
-    entries = session.entries(ids, all_baselines=not kernel_ids)
+    chosen = kernel_ids or opts["kernel_files"]  # kernel files alone: just them and the baselines
+    ids = [0, *kernel_ids] if chosen else [s.id for s in ladder(session.device)]
+    entries = session.entries(ids, all_baselines=not chosen)
 
     def show(record):
         reporter.show_sweep(record)
@@ -149,7 +176,7 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=int, required=True, help="Rung id with tunable parameters.")
+@click.option("-i", "--kernel", "kernel_id", type=int, default=None, help="Rung id with tunable parameters.")
 @click.option("--limit", type=int, default=None, callback=_positive,
               help="Try at most this many candidates (the defaults plus a seeded random sample).")
 @click.option("--top", type=int, default=10, show_default=True, callback=_positive,
@@ -157,9 +184,12 @@ def sizes(sweep, kernel_ids, plot, m, n, k, **opts):
 @click.option("--jobs", type=int, default=None, callback=_positive,
               help="Parallel nvcc processes (default: one per core).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
-    """Search a rung's parameter space at one shape; store the best for this GPU."""
+    """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
+    if (kernel_id is None) == (not opts["kernel_files"]) or len(opts["kernel_files"]) > 1:
+        raise UserError("tune one kernel: give -i or one --kernel-file")
     opts.update(kernel=kernel_id, limit=limit, top=top, m=m, n=n, k=k, no_tune_cache=True)
     if opts["budget"] is None:  # many candidates: a shorter look at each than run's
         opts["budget"] = TUNE_BUDGET_SECONDS
@@ -169,11 +199,14 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
         raise UserError("tune needs a GPU: the CPU rungs have no tunable parameters")
     from .tuning import TuningCache, candidates
     gpu = session.gpu
+    users = session.user_kernels()
     try:
-        spec = get_spec("gpu", kernel_id)
+        spec = users[0].spec if users else get_spec("gpu", kernel_id)
     except KeyError as exc:
         raise UserError(exc.args[0])
     run_spec = spec.for_device(gpu.info.compute_capability)
+    if users and not spec.search_space:
+        raise UserError(f"{users[0].given} has no search space: add a 'search:' line to its header")
     if not run_spec.search_space:
         tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
         raise UserError(f"rung {kernel_id} has no tunable parameters (tunable rungs: {tunable})")
@@ -182,8 +215,8 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     found, valid = candidates(run_spec, limit, opts["seed"])
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
-    entries = [e for e in session.entries([kernel_id]) if e.spec.is_baseline] + \
-        [Entry(gpu, spec, params=p) for p in built]
+    entries = [e for e in session.entries([0] if users else [kernel_id]) if e.spec.is_baseline] + \
+        [session.kernel_entry(gpu, spec, params=p) for p in built]
     cache = TuningCache()
 
     def show(record):
@@ -239,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         click.echo(f"gemmbench: error: {exc.format_message()}", err=True)
         code = exc.exit_code
     except UserError as exc:
+        details = getattr(exc, "details", "")  # a compiler's full message, above its one-line summary
+        if details:
+            click.echo(details.rstrip(), err=True)
         click.echo(f"gemmbench: error: {exc}", err=True)
         code = UserError.exit_code
     except click.Abort:
