@@ -30,7 +30,7 @@ __all__ = ["run", "rows", "RunRecord", "UserError"]
 def _defaults() -> dict:
     """The options ``gemmbench compare`` starts from (one list of defaults: the CLI's)."""
     from .cli import compare
-    return {p.name: p.default for p in compare.params if p.name}
+    return dict(compare.make_context("compare", [], resilient_parsing=True).params)
 
 
 def _shape(value) -> Shape:

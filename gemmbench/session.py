@@ -70,10 +70,10 @@ class Session:
         checked and compiled with their default parameters, so that a bad
         header or a compile error is an error (exit 2) before any kernel runs."""
         if self._user_kernels is None:
-            from .userkernel import KernelFileError, apply_overrides, load, parse_overrides
+            from .userkernel import KernelFileError, check_overrides, load, parse_overrides
             overrides = parse_overrides(self.opts.get("params") or ())
             kernels = [load(path, i, overrides) for i, path in enumerate(self.kernel_files)]
-            apply_overrides(kernels, overrides)
+            check_overrides(kernels, overrides)
             for kernel in kernels:
                 if kernel.spec.device != self.device:
                     want = "--device cpu (a C kernel)" if kernel.spec.device == "cpu" else "a GPU (a CUDA kernel)"

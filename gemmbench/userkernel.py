@@ -193,7 +193,10 @@ def _evaluate(node: ast.AST, env: Mapping[str, int]) -> int:
     if isinstance(node, ast.IfExp):
         return _evaluate(node.body if _evaluate(node.test, env) else node.orelse, env)
     if isinstance(node, ast.Call):
-        return FUNCTIONS[node.func.id](*(_evaluate(a, env) for a in node.args))
+        args = [_evaluate(a, env) for a in node.args]
+        if node.func.id == "ceil_div" and args[1] == 0:
+            raise ExprError("division by zero")
+        return FUNCTIONS[node.func.id](*args)
     raise ExprError(f"cannot evaluate '{ast.unparse(node)}'")  # unreachable: _validate refused it
 
 
@@ -548,7 +551,7 @@ def check_shapes(kernel: UserKernel, shapes: Iterable[Shape]) -> None:
             raise kernel.error(grid.field, f"{dims} at {shape} has zero blocks")
 
 
-def apply_overrides(kernels: Sequence[UserKernel], overrides: Mapping[str, int]) -> None:
+def check_overrides(kernels: Sequence[UserKernel], overrides: Mapping[str, int]) -> None:
     """Every ``--param`` must name a parameter of at least one kernel file."""
     for name in overrides:
         if not any(name in k.spec.params for k in kernels):

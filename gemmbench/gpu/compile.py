@@ -44,9 +44,11 @@ def expand_source(spec: KernelSpec) -> str:
             found = path.parent / name if user and (path.parent / name).is_file() else root / name
             if not user:
                 return inline(found)
-            resume = text.count("\n", 0, match.end()) + 1  # the line after the #include
-            tail = "\n" if match.group(0).endswith("\n") else ""
-            return f"{_line(1, found)}\n{inline(found)}\n{_line(resume, path)}{tail}"
+            # the directive ends with the #include's own newline (or one of its own when the
+            # match took it); the line after it is the one after the #include
+            ends_line = match.group(0).endswith("\n")
+            resume = text.count("\n", 0, match.end()) + (1 if ends_line else 2)
+            return f"{_line(1, found)}\n{inline(found)}\n{_line(resume, path)}" + ("\n" if ends_line else "")
         body = _INCLUDE.sub(replace, text)
         return f"{_line(1, path)}\n{body}" if user and path == top else body
 
