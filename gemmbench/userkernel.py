@@ -346,7 +346,7 @@ def _inside_block_comment(lines: list[str], index: int) -> bool:
     return before.rfind("/*") > before.rfind("*/")
 
 
-def _parse_assignments(field: str, value: str, many: bool) -> list[tuple[str, list[int]]]:
+def _parse_assignments(value: str, many: bool) -> list[tuple[str, list[int]]]:
     """``A=1, B=2`` (params) or ``A=1,2,3; B=4,5`` (search)."""
     groups = [g for g in re.split(r";" if many else r"[;,\s]+(?=[A-Za-z_])", value) if g.strip()]
     if not groups:
@@ -464,7 +464,7 @@ def _spec_from_header(kernel: UserKernel, device: str, lines: list[tuple[int, st
     # params first: every expression may use them
     params: dict[str, int] = {}
     for field, value in fields.get("params", []):
-        for name, (number,) in attempt(field, lambda: _parse_assignments("params", value, many=False)):
+        for name, (number,) in attempt(field, lambda: _parse_assignments(value, many=False)):
             if name in SHAPE_NAMES or name in FUNCTIONS:
                 raise kernel.error(field, f"'{name}' is reserved (M, N, K are the shape; ceil_div, min, max functions)")
             if name in params:
@@ -477,7 +477,7 @@ def _spec_from_header(kernel: UserKernel, device: str, lines: list[tuple[int, st
 
     search: dict[str, list[int]] = {}
     for field, value in fields.get("search", []):
-        for name, values in attempt(field, lambda: _parse_assignments("search", value, many=True)):
+        for name, values in attempt(field, lambda: _parse_assignments(value, many=True)):
             if name not in params:
                 raise kernel.error(field, f"'{name}' is not a parameter (params: {', '.join(names) or 'none'})")
             search[name] = values
@@ -523,8 +523,7 @@ def _spec_from_header(kernel: UserKernel, device: str, lines: list[tuple[int, st
     cflags = tuple(flag for _, value in fields.get("cflags", []) for flag in value.split())
 
     check = Check(constraints, block, smem)
-    name_field, name = one("name")
-    summary_field, summary = one("summary")
+    name, summary = one("name")[1], one("summary")[1]
     spec = KernelSpec(
         kernel.spec.id, name or kernel.spec.name, device, summary or f"user kernel {kernel.given}",
         source=kernel.spec.source, params=params, search_space=search, check=check,
