@@ -25,11 +25,17 @@ TIMED_ALPHA, TIMED_BETA = 1.0, 0.0
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of a plan: a kernel on the backend that runs it."""
+    """One row of a plan: a kernel on the backend that runs it.
+
+    ``isolated`` (a gemmbench.isolate.Isolated) runs the row in a worker
+    process instead, through the same ``run_entry``: a user's kernel, whose
+    fault or hang must not take the other rows down.
+    """
 
     backend: Backend
     spec: KernelSpec
     params: Params | None = None
+    isolated: object | None = None
 
 
 @dataclass
@@ -104,15 +110,25 @@ def run_plan(plan: Plan, on_result: Callable[[KernelResult], None]) -> list[Kern
     """Run every entry at every shape; ``on_result`` sees each result as it lands
     (the CLI saves there, so an interrupted sweep keeps what it finished)."""
     results = []
-    backends = list({id(e.backend): e.backend for e in plan.entries}.values())
-    for shape in plan.shapes:
-        problem = Problem.random(shape, plan.seed)
-        for backend in backends:
-            backend.load(problem)
-        plan.log(f"reference {shape}")
-        passes = expectations(problem, *backends[0].reference(problem))
-        for entry in plan.entries:
-            result = run_entry(entry, problem, passes, plan)
-            results.append(result)
-            on_result(result)
+    here = [e for e in plan.entries if e.isolated is None]
+    backends = list({id(e.backend): e.backend for e in here}.values())
+    try:
+        for shape in plan.shapes:
+            problem = Problem.random(shape, plan.seed)
+            for backend in backends:
+                backend.load(problem)
+            if backends:
+                plan.log(f"reference {shape}")
+                passes = expectations(problem, *backends[0].reference(problem))
+            for entry in plan.entries:
+                if entry.isolated is not None:
+                    plan.log(f"{entry.spec.name} {shape}: in a worker process")
+                    result = entry.isolated.run(entry, shape, plan)
+                else:
+                    result = run_entry(entry, problem, passes, plan)
+                results.append(result)
+                on_result(result)
+    finally:
+        for worker in {id(e.isolated): e.isolated for e in plan.entries if e.isolated is not None}.values():
+            worker.close()
     return results

@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 
 from . import __version__, validate
-from .bench import Entry
 from .errors import UserError
 from .report import Reporter
 from .rungs import get_spec, ladder
@@ -138,6 +137,22 @@ def _common_options(f):
     return f
 
 
+def _kernel_file_options(f):
+    """A user's own kernel files (gemmbench.userkernel), run beside the ladder."""
+    options = [
+        click.option("--kernel-file", "kernel_files", multiple=True, type=click.Path(dir_okay=False),
+                     help="Your own kernel: a .cu (GPU) or .c (CPU) file with a 'gemmbench kernel' header "
+                          "(repeatable; shown as rows -1, -2, ...)."),
+        click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+                     help="Override a parameter of the kernel files (repeatable)."),
+        click.option("--kernel-timeout", type=FiniteFloat(0.001, 3600.0), default=None,
+                     help="Seconds one call of a kernel file may run before its row FAILs (default 10)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
 def _reporter(opts: dict) -> Reporter:
     """Where output goes: with --json, stdout holds the JSON alone and notes
     stay off stderr too, unless -v asks for the log."""
@@ -160,15 +175,18 @@ def cli(ctx):
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id (0 = the library baseline).")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id (0 = the library baseline).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def run(kernel_id, m, n, k, **opts):
-    """One rung at one shape, beside the library baseline."""
+    """One rung (or kernel file) at one shape, beside the library baseline."""
+    if kernel_id is None and not opts["kernel_files"]:
+        raise UserError("nothing to run: give -i or --kernel-file")
     opts.update(kernel=kernel_id, m=m, n=n, k=k)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
-    entries = session.entries([0, kernel_id])
+    entries = session.entries([0] if kernel_id is None else [0, kernel_id])
     return session.execute("run", entries, [session.shape(m, n, k)], reporter.show_results)
 
 
@@ -176,13 +194,14 @@ def run(kernel_id, m, n, k, **opts):
 @click.option("--all", "all_rungs", is_flag=True, help="Every rung of the ladder.")
 @click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True, help="Rung ids to compare (repeatable).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def compare(all_rungs, kernel_ids, m, n, k, **opts):
     """Rungs side by side at one shape, with cuBLAS and OpenBLAS."""
     if all_rungs and kernel_ids:
         raise UserError("give either --all or -i, not both")
-    if not all_rungs and not kernel_ids:
-        raise UserError("nothing to compare: give --all or one or more -i")
+    if not all_rungs and not kernel_ids and not opts["kernel_files"]:
+        raise UserError("nothing to compare: give --all, one or more -i, or --kernel-file")
     opts.update(all=all_rungs, kernels=list(kernel_ids), m=m, n=n, k=k)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
@@ -200,6 +219,7 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
     """A size sweep: GFLOP/s of each kernel at each size."""
@@ -217,8 +237,9 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
         validate.check_plot_path(plot, overwrite)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
-    ids = [0, *kernel_ids] if kernel_ids else [s.id for s in ladder(session.device)]
-    entries = session.entries(ids, all_baselines=not kernel_ids)
+    chosen = kernel_ids or opts["kernel_files"]  # kernel files alone: just them and the baselines
+    ids = [0, *kernel_ids] if chosen else [s.id for s in ladder(session.device)]
+    entries = session.entries(ids, all_baselines=not chosen)
 
     def show(record):
         reporter.show_sweep(record)
@@ -231,7 +252,7 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id with tunable parameters.")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id with tunable parameters.")
 @click.option("--limit", type=POSITIVE, default=None,
               help="Try at most this many candidates (the defaults plus a seeded random sample).")
 @click.option("--top", type=POSITIVE, default=10, show_default=True,
@@ -239,9 +260,12 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
 @click.option("--jobs", type=THREADS, default=None,
               help="Parallel nvcc processes (default: one per core; at most 4 per core).")
 @_shape_options
+@_kernel_file_options
 @_common_options
 def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
-    """Search a rung's parameter space at one shape; store the best for this GPU."""
+    """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
+    if (kernel_id is None) == (not opts["kernel_files"]) or len(opts["kernel_files"]) > 1:
+        raise UserError("tune one kernel: give -i or one --kernel-file")
     opts.update(kernel=kernel_id, limit=limit, top=top, m=m, n=n, k=k, no_tune_cache=True)
     if opts["budget"] is None:  # many candidates: a shorter look at each than run's
         opts["budget"] = TUNE_BUDGET_SECONDS
@@ -250,11 +274,14 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     session.require_gpu("tune")
     from .tuning import TuningCache, candidates
     gpu = session.gpu
+    users = session.user_kernels()
     try:
-        spec = get_spec("gpu", kernel_id)
+        spec = users[0].spec if users else get_spec("gpu", kernel_id)
     except KeyError as exc:
         raise UserError(exc.args[0])
     run_spec = spec.for_device(gpu.info.compute_capability)
+    if users and not spec.search_space:
+        raise UserError(f"{users[0].given} has no search space: add a 'search:' line to its header")
     if not run_spec.search_space:
         tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
         raise UserError(f"rung {kernel_id} has no tunable parameters (tunable rungs: {tunable})")
@@ -265,8 +292,8 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     found, valid = candidates(run_spec, limit, opts["seed"])
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
-    entries = [e for e in session.entries([kernel_id]) if e.spec.is_baseline] + \
-        [Entry(gpu, spec, params=p) for p in built]
+    entries = [e for e in session.entries([0] if users else [kernel_id]) if e.spec.is_baseline] + \
+        [session.kernel_entry(gpu, spec, params=p) for p in built]
 
     def show(record):
         reporter.show_tuning(record, top, len(found) - len(built))
@@ -339,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
         click.echo("gemmbench: interrupted", err=True)
         code = 130
     except UserError as exc:  # the user's input or environment, raised anywhere below: one line, exit 2
+        details = getattr(exc, "details", "")  # a compiler's full message, above its one-line summary
+        if details:
+            click.echo(details.rstrip(), err=True)
         code = error(str(exc))
     return code if isinstance(code, int) else 0
 

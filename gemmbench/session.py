@@ -34,10 +34,17 @@ class Session:
         # why --device auto fell back to the CPU; told once the plan is known to run
         self.no_gpu_reason: str | None = None
         self._fallback_told = False
+        self.kernel_files = [str(f) for f in opts.get("kernel_files") or ()]
         self.device, self.gpu = self._resolve_device(opts["device"])
         self._cpu = {}
+        self._user_kernels = None
+        self._isolated = {}
 
     def _resolve_device(self, wanted: str):
+        from .userkernel import device_of
+        devices = {device_of(f) for f in self.kernel_files}
+        if wanted == "auto" and devices:  # a kernel file names its device: .cu the GPU, .c the CPU
+            wanted = "gpu" if "gpu" in devices else "cpu"
         if wanted == "cpu":
             return "cpu", None
         from .gpu.device import GpuUnavailable
@@ -47,6 +54,9 @@ class Session:
             tuning = None if self.opts.get("no_tune_cache") else TuningCache()
             return "gpu", GpuBackend(log=self.log, tuning=tuning)
         except GpuUnavailable as exc:
+            cuda = [f for f in self.kernel_files if device_of(f) == "gpu"]
+            if cuda:
+                raise UserError(f"{cuda[0]} is a CUDA kernel: it needs a GPU ({exc})")
             if wanted == "gpu":
                 raise UserError(f"no usable GPU: {exc}")
             self.no_gpu_reason = str(exc)
@@ -65,16 +75,77 @@ class Session:
             self._cpu[threads] = CpuBackend(threads=threads, log=self.log)
         return self._cpu[threads]
 
+    def user_kernels(self) -> list:
+        """The ``--kernel-file`` kernels (gemmbench.userkernel.UserKernel), parsed,
+        checked and compiled with their default parameters, so that a bad
+        header or a compile error is an error (exit 2) before any kernel runs."""
+        if self._user_kernels is None:
+            from .userkernel import KernelFileError, check_overrides, load, parse_overrides
+            overrides = parse_overrides(self.opts.get("params") or ())
+            kernels = [load(path, i, overrides) for i, path in enumerate(self.kernel_files)]
+            check_overrides(kernels, overrides)
+            for kernel in kernels:
+                if kernel.spec.device != self.device:
+                    want = "--device cpu (a C kernel)" if kernel.spec.device == "cpu" else "a GPU (a CUDA kernel)"
+                    raise KernelFileError(f"{kernel.given} runs with {want}, not on the {self.device.upper()} ladder")
+                self._compile(kernel)
+            self._user_kernels = kernels
+        return self._user_kernels
+
+    def _compile(self, kernel) -> None:
+        from .userkernel import KernelFileError, compile_summary
+        spec = kernel.spec
+        if self.device == "gpu":
+            from .gpu import compile as kernels
+            cc = self.gpu.info.compute_capability
+            if cc < spec.min_cc:
+                raise KernelFileError(f"{kernel.given} needs compute capability %d.%d; this GPU has %d.%d"
+                                      % (*spec.min_cc, *cc))
+            try:  # loads into this context too: finds a missing (or C++-mangled) entry point now
+                kernels.load_module(spec, cc).get_function(spec.entry)
+            except ValueError as exc:  # an #include left after inlining
+                raise KernelFileError(f"{kernel.given}: {exc}") from None
+            except Exception as exc:
+                output = getattr(exc, "stderr", None) or str(exc)
+                if type(exc).__name__ == "CompileError":
+                    raise KernelFileError(compile_summary(kernel.given, output), output) from None
+                raise KernelFileError(f"{kernel.given}: no kernel '{spec.entry}' after compiling ({exc}); declare it "
+                                      f'extern "C" __global__ void {spec.entry}(int M, int N, int K, ...)') from None
+            return
+        from .cpu import build
+        try:
+            build.build(spec, self.log)
+        except build.CompilerNotFound as exc:
+            raise UserError(str(exc)) from None
+        except build.BuildError as exc:
+            raise KernelFileError(compile_summary(kernel.given, str(exc).split("\n", 2)[-1]), str(exc)) from None
+
+    def kernel_entry(self, backend, spec, params=None) -> Entry:
+        """The row of one kernel: a user's kernel runs in its worker process."""
+        kernel = next((k for k in self.user_kernels() if k.spec.id == spec.id), None) if spec.id < 0 else None
+        if kernel is None:
+            return Entry(backend, spec, params)
+        from .isolate import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
+        key = (spec.id, getattr(backend, "threads", None))
+        if key not in self._isolated:
+            seconds = self.opts.get("kernel_timeout") or DEFAULT_CALL_SECONDS
+            self._isolated[key] = Isolated(kernel, WorkerConfig(
+                self.device, seconds, getattr(backend, "threads", None), not self.opts.get("no_tune_cache")))
+        return Entry(backend, spec, params, isolated=self._isolated[key])
+
     def entries(self, ids: list[int], with_openblas: bool = False, all_baselines: bool = False) -> list[Entry]:
-        """Rows for these rung ids, on the right backends, after the library
+        """Rows for these rung ids and the ``--kernel-file`` kernels (after the
+        rungs, in the order given), on the right backends, after the library
         rows they are compared with (cuBLAS SGEMM always; cuBLAS TF32 beside
         TF32 rungs, or with all_baselines)."""
+        users = [k.spec for k in self.user_kernels()]
         rungs = [self._spec(i) for i in dict.fromkeys(ids) if i != 0]
         rungs.sort(key=lambda s: s.id)
+        rungs += users
         precisions = {"fp32", "tf32"} if all_baselines else {"fp32", *(comparison_precision(s.precision) for s in rungs)}
         specs = baselines(self.device, precisions) + rungs
         if self.device == "gpu":
-            rows = [Entry(self.gpu, s) for s in specs]
+            rows = [self.kernel_entry(self.gpu, s) for s in specs]
             if with_openblas:
                 from .cpu.backend import core_count
                 rows.append(Entry(self.cpu(self.opts["threads"] or core_count()), get_spec("cpu", 0)))
@@ -92,7 +163,7 @@ class Session:
         # each thread count gets its own OpenBLAS row, the one its rungs are compared with
         for threads in dict.fromkeys(map(threads_of, rungs)) or [threads_of(baseline)]:
             group = [baseline] + [s for s in rungs if threads_of(s) == threads]
-            rows += [Entry(self.cpu(threads), s) for s in group]
+            rows += [self.kernel_entry(self.cpu(threads), s) for s in group]
         return rows
 
     def _spec(self, kernel_id: int):
@@ -157,10 +228,31 @@ class Session:
             self.reporter.note(f"No GPU ({self.no_gpu_reason}): running the CPU ladder.")
             self._fallback_told = True
 
+    def check_user_geometry(self, entries: list[Entry], shapes: list[Shape]) -> None:
+        from .userkernel import check_shapes
+        for kernel in self.user_kernels():
+            if any(e.spec.id == kernel.spec.id for e in entries):
+                check_shapes(kernel, shapes)
+
     def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show) -> int:
         """Run the plan, saving after every kernel; print; return the exit code."""
+        record, path = self.run(command, entries, shapes)
+        if self.opts["as_json"]:
+            sys.stdout.write(to_json(record, indent=2) + "\n")
+        else:
+            show(record)
+        if path is not None:
+            self.reporter.note(f"saved {path}")
+        for note in self.gpu.tuning.notes if self.gpu is not None and self.gpu.tuning is not None else ():
+            self.reporter.note(note)  # tuning cache entries that were ignored, and why
+        return 1 if record.failed else 0
+
+    def run(self, command: str, entries: list[Entry], shapes: list[Shape]) -> tuple[RunRecord, Path | None]:
+        """Run the plan, saving the record after every kernel (unless
+        --no-save); return it and where it was saved."""
         opts, reporter = self.opts, self.reporter
         self.check(shapes, entries)
+        self.check_user_geometry(entries, shapes)
         plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"])
         if self.log:
             plan.log = self.log
@@ -175,13 +267,4 @@ class Session:
                     save(record, path)
                 advance(f"{result.name} {result.shape}")
             run_plan(plan, on_result)
-
-        if opts["as_json"]:
-            sys.stdout.write(to_json(record, indent=2) + "\n")
-        else:
-            show(record)
-        if path is not None:
-            reporter.note(f"saved {path}")
-        for note in self.gpu.tuning.notes if self.gpu is not None and self.gpu.tuning is not None else ():
-            reporter.note(note)  # tuning cache entries that were ignored, and why
-        return 1 if record.failed else 0
+        return record, path

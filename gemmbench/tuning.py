@@ -109,7 +109,9 @@ class TuningCache:
 
     @staticmethod
     def key(gpu_name: str, spec: KernelSpec, shape: Shape) -> str:
-        return f"{gpu_name} | rung {spec.id} {spec.name} | {shape_class(shape)}"
+        # a user's kernel (id < 0) is known by its file: its id depends on the order files were given
+        kernel = f"file {spec.source}" if spec.id < 0 else f"rung {spec.id} {spec.name}"
+        return f"{gpu_name} | {kernel} | {shape_class(shape)}"
 
     def _entries(self) -> dict:
         if self._data is None:

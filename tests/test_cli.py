@@ -42,7 +42,7 @@ def assert_one_line_error(code, err, fragment):
     (["run", "-i", "1", "-m", "0", "--device", "cpu"], "out of range"),
     (["run", "-i", "1", "-n", "-5", "--device", "cpu"], "out of range"),
     (["run", "-i", "1", "-k", "1.5", "--device", "cpu"], "not an integer"),
-    (["run", "--device", "cpu"], "Missing option"),
+    (["run", "--device", "cpu"], "give -i or --kernel-file"),
     (["run", "-i", "1", "--device", "tpu"], "tpu"),
     (["compare", "--device", "cpu"], "nothing to compare"),
     (["compare", "--all", "-i", "2", "--device", "cpu"], "not both"),
@@ -160,4 +160,4 @@ def test_tune_needs_a_gpu(capsys, no_gpu):
     code, out, err = run(capsys, "tune", "-i", "9", "--device", "gpu", "--no-save")
     assert_one_line_error(code, err, "no usable GPU")
     code, out, err = run(capsys, "tune", "--device", "gpu")
-    assert_one_line_error(code, err, "Missing option")
+    assert_one_line_error(code, err, "give -i or one --kernel-file")

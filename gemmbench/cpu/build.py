@@ -177,20 +177,19 @@ def simd_level() -> str:
 def source_text(spec: KernelSpec) -> str:
     """The rung's source followed by every local header it includes (recursively),
     which is what its machine code depends on."""
-    root = source_dir("cpu_src")
     parts, seen = [], set()
 
-    def visit(name: str) -> None:
-        if name in seen:
+    def visit(path: Path) -> None:
+        if path in seen:
             return
-        seen.add(name)
-        text = (root / name).read_text()
-        parts.append(f"// ---- {name}\n{text}")
-        for header in _INCLUDE.findall(text):
-            if (root / header).is_file():
-                visit(header)
+        seen.add(path)
+        text = path.read_text()
+        parts.append(f"// ---- {path.name}\n{text}")
+        for header in _INCLUDE.findall(text):  # the compiler looks beside the including file
+            if (path.parent / header).is_file():
+                visit(path.parent / header)
 
-    visit(spec.source)
+    visit(source_dir("cpu_src") / spec.source)
     return "\n".join(parts)
 
 
@@ -206,7 +205,7 @@ def _cpu_identity() -> str:
 
 
 def flags(spec: KernelSpec) -> list[str]:
-    return [*BASE_FLAGS, *spec.cflags]
+    return [*BASE_FLAGS, *spec.cflags, *spec.defines()]  # defines: a user kernel's parameters
 
 
 def compile_command(spec: KernelSpec, output: Path | str) -> list[str]:

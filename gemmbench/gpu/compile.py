@@ -23,23 +23,45 @@ BASE_OPTIONS = ("-O3", "-lineinfo")
 
 
 def expand_source(spec: KernelSpec) -> str:
-    """The rung's source with local ``#include "..."`` lines inlined (once each)."""
+    """The rung's source with local ``#include "..."`` lines inlined (once each).
+
+    A user's kernel (an absolute ``source``) finds its headers beside it
+    first, then in ``cuda_src``, and is framed by ``#line`` directives, so
+    nvcc's messages name the user's file and line rather than a temporary file.
+    """
     root = source_dir("cuda_src")
+    top = root / spec.source
+    user = Path(spec.source).is_absolute()
     seen: set[str] = set()
 
     def inline(path: Path) -> str:
+        text = path.read_text()
+
         def replace(match: re.Match) -> str:
             name = match.group(1)
             if name in seen:
                 return ""
             seen.add(name)
-            return inline(root / name)
-        return _INCLUDE.sub(replace, path.read_text())
+            found = path.parent / name if user and (path.parent / name).is_file() else root / name
+            if not user:
+                return inline(found)
+            # the directive ends with the #include's own newline (or one of its own when the
+            # match took it); the line after it is the one after the #include
+            ends_line = match.group(0).endswith("\n")
+            resume = text.count("\n", 0, match.end()) + (1 if ends_line else 2)
+            return f"{_line(1, found)}\n{inline(found)}\n{_line(resume, path)}" + ("\n" if ends_line else "")
+        body = _INCLUDE.sub(replace, text)
+        return f"{_line(1, path)}\n{body}" if user and path == top else body
 
-    text = inline(root / spec.source)
+    text = inline(top)
     if "#include" in text:  # even in a comment: pycuda would preprocess on every load
         raise ValueError(f"{spec.source}: '#include' left after inlining (system headers are not supported)")
     return text
+
+
+def _line(number: int, path: Path) -> str:
+    quoted = str(path).replace("\\", "\\\\").replace('"', '\\"')
+    return f'#line {number} "{quoted}"'
 
 
 def nvcc_options(spec: KernelSpec, params: Params | None = None) -> list[str]:
