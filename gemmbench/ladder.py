@@ -405,7 +405,38 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                fallback=_mma_sync_fallback(15, "3xTF32 wgmma", "15_3xtf32_wgmma.cu", "3xtf32", "presplit_a", True,
                                            {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
                                             "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
+) + (
+    # ---- issue 11: TMA rungs (tc branch; one block, ported by hand to rungs/gpu.py) ----
+    KernelSpec(16, "TF32 TMA", "gpu", "rung 14 with its tiles loaded by TMA (tensor maps passed by value) into an "
+                                      "mbarrier ring: one thread moves a whole tile, no block-wide barrier",
+               source="16_tf32_tma.cu", params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8},
+               search_space={"BM": [128, 192, 256], "BN": [128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
+                             "GROUP_M": [4, 8, 16]},
+               check=lambda p: _check_tma(p), constraints="as rung 14; smem = STAGES*(BM+BN)*BK*4 + 1 KiB <= 227 KiB",
+               block=_wgmma_block, grid=_wgmma_grid, smem=lambda p: _tma_smem(p), driver="tma",
+               arch_specific=True, precision="tf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(16, "TF32 TMA", "16_tf32_tma.cu", "tf32", "single", False,
+                                           {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64,
+                                            "TC_STAGES": 3, "TC_GROUP": 8})),
 )
+
+
+def _tma_smem(p: Params) -> int:
+    """STAGES ring slots of the A box (BM x BK) and the B boxes (BK x BN, unpadded), 1 KiB to align the
+    ring to 1024 bytes (swizzle), two 8-byte mbarriers per slot."""
+    return p["STAGES"] * (p["BM"] + p["BN"]) * p["BK"] * 4 + 1024 + 16 * p["STAGES"]
+
+
+def _check_tma(p: Params) -> str | None:
+    reason = _check_wgmma(dict(p, STAGES=3))  # rung 14's tile rules (its padded-B shared memory is checked at 3 stages)
+    if reason:
+        return reason
+    if p["STAGES"] < 3:
+        return "STAGES must be at least 3"
+    if _tma_smem(p) > _SMEM_OPT_IN_MAX:
+        return f"{_tma_smem(p)} bytes of shared memory exceed 227 KiB"
+    return None
+# ---- end of issue 11 block ----
 
 
 # --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import numpy as np
 from ..backend import Budget, Gemm, Problem, Shape, SkipKernel
 from ..ladder import KernelSpec, Params
 from . import compile as kernels
-from . import drivers
+from . import drivers, tensormap
 from .cublas import Cublas, CublasUnavailable
 from .device import free_memory, gpu_info, nvcc_version, open_device, sm_clock_now
 from .timing import EventTimer
@@ -119,7 +119,8 @@ class GpuBackend:
         module = kernels.load_module(run_spec, cc, p)
         return drivers.build(drivers.LaunchContext(
             run_spec, p, module, self.shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
-            self._workspace, self._allow_shared))
+            self._workspace, self._allow_shared,
+            lambda entry: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry)))
 
     def _allow_shared(self, function, shared_bytes: int) -> None:
         function.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)
