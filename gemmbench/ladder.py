@@ -405,20 +405,21 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                fallback=_mma_sync_fallback(15, "3xTF32 wgmma", "15_3xtf32_wgmma.cu", "3xtf32", "presplit_a", True,
                                            {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
                                             "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
-) + (
-    # ---- issue 11: TMA rungs (tc branch; one block, ported by hand to rungs/gpu.py) ----
-    KernelSpec(16, "TF32 TMA", "gpu", "rung 14 with its tiles loaded by TMA (tensor maps passed by value) into an "
-                                      "mbarrier ring: one thread moves a whole tile, no block-wide barrier",
-               source="16_tf32_tma.cu", params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8},
-               search_space={"BM": [128, 192, 256], "BN": [128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
-                             "GROUP_M": [4, 8, 16]},
-               check=lambda p: _check_tma(p), constraints="as rung 14; smem = STAGES*(BM+BN)*BK*4 + 1 KiB <= 227 KiB",
-               block=_wgmma_block, grid=_wgmma_grid, smem=lambda p: _tma_smem(p), driver="tma",
-               arch_specific=True, precision="tf32", min_cc=(8, 0),
-               fallback=_mma_sync_fallback(16, "TF32 TMA", "16_tf32_tma.cu", "tf32", "single", False,
-                                           {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64,
-                                            "TC_STAGES": 3, "TC_GROUP": 8})),
 )
+
+
+# ---- issue 11: TMA rungs (tc branch; one block, to be ported by hand to rungs/gpu.py) ----
+_TC_TF32_FALLBACK = {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64, "TC_STAGES": 3, "TC_GROUP": 8}
+_TMA_CONSTRAINTS = "as rung 14; smem = STAGES*(BM+BN)*BK*4 + 1 KiB <= 227 KiB"
+# C tiles from large to small: the largest that still gives about one tile per SM
+_TMA_TILES = ((256, 128), (128, 128), (128, 64))
+
+
+def _tma_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
+    for bm, bn in _TMA_TILES:
+        if ceil_div(M, bm) * ceil_div(N, bn) >= 0.9 * sm_count:
+            break
+    return {**rest, "BM": bm, "BN": bn}
 
 
 def _tma_smem(p: Params) -> int:
@@ -436,6 +437,36 @@ def _check_tma(p: Params) -> str | None:
     if _tma_smem(p) > _SMEM_OPT_IN_MAX:
         return f"{_tma_smem(p)} bytes of shared memory exceed 227 KiB"
     return None
+
+
+GPU_LADDER = GPU_LADDER + (
+    KernelSpec(16, "TF32 TMA", "gpu", "rung 14 with its tiles loaded by TMA (tensor maps passed by value) into an "
+                                      "mbarrier ring: one thread moves a whole tile, no block-wide barrier",
+               source="16_tf32_tma.cu", params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8},
+               search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
+                             "GROUP_M": [4, 8, 16]},
+               check=_check_tma, constraints=_TMA_CONSTRAINTS,
+               block=_wgmma_block, grid=_wgmma_grid, smem=_tma_smem, driver="tma",
+               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8}),
+               arch_specific=True, precision="tf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(16, "TF32 TMA", "16_tf32_tma.cu", "tf32", "single", False,
+                                           dict(_TC_TF32_FALLBACK))),
+    KernelSpec(17, "TF32 TMA warp-specialized", "gpu", "rung 16 with a producer warpgroup that only issues TMA "
+                                                       "(setmaxnreg gives its registers to the consumers) and a "
+                                                       "persistent grid",
+               source="17_tf32_tma_ws.cu",
+               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1},
+               search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
+                             "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1]},
+               check=_check_tma, constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM",
+               block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid, smem=_tma_smem,
+               driver="tma",
+               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
+                                                                      "PERSISTENT": 1}),
+               arch_specific=True, precision="tf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
+                                           False, dict(_TC_TF32_FALLBACK))),
+)
 # ---- end of issue 11 block ----
 
 

@@ -154,10 +154,10 @@ class FakeModule:
 LAYOUT = tensormap.ParamLayout(((48, 128), (176, 128), (304, 4), (308, 4), (312, 4), (316, 4), (320, 4), (328, 8)))
 
 
-def tma_context(shape, monkeypatch):
+def tma_context(shape, monkeypatch, rung=16):
     encoded = []
     monkeypatch.setattr(tensormap, "encode", lambda m, address: encoded.append((m, address)) or bytes([len(encoded)]) * 128)
-    spec = get_spec("gpu", 16)
+    spec = get_spec("gpu", rung)
     module, allocated = FakeModule(), []
 
     def workspace(floats):
@@ -165,7 +165,8 @@ def tma_context(shape, monkeypatch):
         return 0x100000 * (1 + len(allocated))
 
     ctx = drivers.LaunchContext(spec, dict(spec.params), module, shape, 0x1000, 0x2000, 0x3000, "stream", 132,
-                                227 * 1024, workspace, lambda f, n: None, lambda entry: LAYOUT)
+                                227 * 1024, workspace, lambda f, n: None,
+                                lambda entry, count: LAYOUT if count == len(LAYOUT.slots) else None)
     return ctx, module.calls, allocated, encoded
 
 
@@ -194,6 +195,23 @@ def test_tma_driver_copies_operands_whose_rows_tma_cannot_take(monkeypatch):
     assert calls[0][3] == (10, 5, 0x1000, 8, 0x200000) and calls[1][3] == (5, 7, 0x2000, 8, 0x300000)
 
 
+def test_persistent_rung_launches_one_block_per_sm_at_most(monkeypatch):
+    ctx, calls, _, _ = tma_context(Shape(4096, 4096, 64), monkeypatch, rung=17)
+    drivers.build(ctx)(1.0, 0.0)
+    assert calls[0][2] == (132, 1, 1)  # 512 tiles of 256 x 128, walked by 132 blocks
+    ctx, calls, _, _ = tma_context(Shape(256, 256, 64), monkeypatch, rung=17)
+    drivers.build(ctx)(1.0, 0.0)
+    assert calls[0][2] == (2, 1, 1)
+
+
+@pytest.mark.parametrize("size, tile", [(1024, (128, 64)), (2048, (256, 128)), (4096, (256, 128)), (128, (128, 64)),
+                                        (1536, (128, 128))])
+def test_tma_rungs_pick_the_largest_tile_that_fills_the_gpu(size, tile):
+    for rung in (16, 17):
+        p = get_spec("gpu", rung).params_for(size, size, size, 132)
+        assert (p["BM"], p["BN"]) == tile and get_spec("gpu", rung).invalid_reason(p) is None
+
+
 def test_tma_driver_turns_a_refused_map_into_a_skip(monkeypatch):
     ctx, *_ = tma_context(Shape(64, 64, 64), monkeypatch)
 
@@ -209,7 +227,7 @@ def test_tma_driver_turns_a_refused_map_into_a_skip(monkeypatch):
 @pytest.mark.gpu
 def test_driver_reports_the_offsets_nvcc_recorded(rung16_cubin):
     import pycuda.autoprimaryctx  # noqa: F401  (a current context)
-    assert tensormap.param_layout(rung16_cubin, "sgemm") == kparam_layout(rung16_cubin, "sgemm")
+    assert tensormap.param_layout(rung16_cubin, "sgemm", 8) == kparam_layout(rung16_cubin, "sgemm")
 
 
 @pytest.mark.gpu
@@ -223,8 +241,10 @@ def test_encode_through_the_driver():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape", [Shape(127, 255, 511), Shape(33, 70, 37), Shape(256, 128, 64)], ids=str)
-def test_rung16_through_the_tma_launch_path(shape):
+@pytest.mark.parametrize("rung", [16, 17])
+@pytest.mark.parametrize("shape", [Shape(127, 255, 511), Shape(33, 70, 37), Shape(256, 128, 64),
+                                   Shape(1000, 600, 300)], ids=str)
+def test_tma_rungs_through_the_tma_launch_path(shape, rung):
     """A wrong map or a misplaced parameter faults or gives garbage; this checks the numbers."""
     from gemmbench.bench import expectations, verify_kernel
     from gemmbench.gpu.backend import GpuBackend
@@ -233,6 +253,6 @@ def test_rung16_through_the_tma_launch_path(shape):
         pytest.skip("the TMA path is built for sm_90a")
     problem = Problem.random(shape, seed=5)
     gpu.load(problem)
-    v = verify_kernel(gpu, gpu.prepare(get_spec("gpu", 16)), expectations(problem, *gpu.reference(problem)), "tf32")
+    v = verify_kernel(gpu, gpu.prepare(get_spec("gpu", rung)), expectations(problem, *gpu.reference(problem)), "tf32")
     assert v.nonfinite == 0 and v.passed, v
     assert np.isfinite(v.max_rel_error)

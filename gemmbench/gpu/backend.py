@@ -120,7 +120,7 @@ class GpuBackend:
         return drivers.build(drivers.LaunchContext(
             run_spec, p, module, self.shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
             self._workspace, self._allow_shared,
-            lambda entry: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry)))
+            lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count)))
 
     def _allow_shared(self, function, shared_bytes: int) -> None:
         function.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)

@@ -11,7 +11,8 @@ split-K kernel and a reduction for small shapes):
 - "presplit_a": split_tf32(n, A, A_big, A_small), then
                 sgemm(M, N, K, alpha, A_big, A_small, B, beta, C).
 - "tma":        sgemm(map_A, map_B, M, N, K, alpha, beta, C) with A and B as
-                TMA tensor maps passed by value (gemmbench.gpu.tensormap);
+                TMA tensor maps passed by value (gemmbench.gpu.tensormap),
+                one block per SM when PERSISTENT is set;
                 an operand whose rows are not a multiple of 16 bytes is first
                 copied into padded rows by copy_rows(rows, cols, src, pitch, dst).
 """
@@ -47,7 +48,7 @@ class LaunchContext:
     workspace: Callable[[int], object]  # floats -> device allocation (kept alive by the closure)
     allow_shared: Callable[[object, int], None]  # (function, bytes): opt in beyond the default 48 KiB
     # entry -> where the driver puts each of its parameters (TMA rungs pack their parameter block themselves)
-    param_layout: Callable[[str], tensormap.ParamLayout] | None = None
+    param_layout: Callable[[str, int], tensormap.ParamLayout] | None = None  # (entry, count)
 
     def kernel(self, name: str, arg_format: str, shared_bytes: int = 0):
         function = self.module.get_function(name)
@@ -114,6 +115,8 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
 
 def tma(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
+    if ctx.params.get("PERSISTENT"):  # one block per SM, each looping over tiles
+        grid = (min(grid[0], ctx.sm_count), 1, 1)
     M, N, K = _mnk(ctx)
     p = ctx.params
     stream, launches = ctx.stream, []
@@ -124,7 +127,7 @@ def tma(ctx: LaunchContext) -> Gemm:
         map_a = tensormap.encode(tensormap.matrix_map(M, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch),
                                  int(a))
         map_b = tensormap.encode(tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch), int(b))
-        layout = ctx.param_layout("sgemm")
+        layout = ctx.param_layout("sgemm", len(_TMA_FORMATS))
     except tensormap.TensorMapError as exc:
         raise SkipKernel(str(exc)) from None
     params = tensormap.pack_params(layout, _TMA_FORMATS, (map_a, map_b, M, N, K, 1.0, 0.0, int(ctx.C)))

@@ -36,7 +36,6 @@ _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CU_TENSOR_MAP_SWIZZLE_*
 _INTERLEAVE_NONE = 0
 _L2_PROMOTION_128B = 2
 _OOB_FILL_ZERO = 0  # CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: elements outside the matrix read as zero
-_CUDA_ERROR_INVALID_VALUE = 1
 
 
 class TensorMapError(Exception):
@@ -206,32 +205,33 @@ def set_scalar(block: bytearray, layout: ParamLayout, index: int, fmt: str, valu
     struct.pack_into("<" + fmt, block, layout.slots[index][0], value)
 
 
-def param_layout(cubin: bytes, entry: str) -> ParamLayout:
-    """The offsets and sizes of ``entry``'s parameters, as the driver reports
-    them for this cubin (cuFuncGetParamInfo, CUDA 12.4+). Needs a current
-    CUDA context; loads the cubin into a module of its own for the query."""
+def param_layout(cubin: bytes, entry: str, count: int) -> ParamLayout:
+    """The offsets and sizes of ``entry``'s ``count`` parameters, as the
+    driver reports them for this cubin (cuFuncGetParamInfo, CUDA 12.4+).
+    Needs a current CUDA context; loads the cubin into a module of its own
+    for the query. Where the driver can count the parameters
+    (cuFuncGetParamCount), a kernel with another number is refused."""
     lib = _libcuda()
+    get_info = getattr(lib, "cuFuncGetParamInfo", None)
+    if get_info is None:
+        raise TensorMapError("the CUDA driver lacks cuFuncGetParamInfo (needs a CUDA 12.4 or newer driver)")
     module, function = ctypes.c_void_p(), ctypes.c_void_p()
-    buffer = ctypes.create_string_buffer(cubin)
-    code = lib.cuModuleLoadData(ctypes.byref(module), buffer)
+    code = lib.cuModuleLoadData(ctypes.byref(module), ctypes.create_string_buffer(cubin))
     if code != 0:
         raise TensorMapError(f"cuModuleLoadData: {_error_name(lib, code)}")
     try:
         code = lib.cuModuleGetFunction(ctypes.byref(function), module, entry.encode())
         if code != 0:
             raise TensorMapError(f"cuModuleGetFunction({entry}): {_error_name(lib, code)}")
-        get_info = getattr(lib, "cuFuncGetParamInfo", None)
-        if get_info is None:
-            raise TensorMapError("the CUDA driver lacks cuFuncGetParamInfo (needs a CUDA 12.4 or newer driver)")
+        get_count, n = getattr(lib, "cuFuncGetParamCount", None), ctypes.c_size_t()
+        if get_count is not None and get_count(function, ctypes.byref(n)) == 0 and n.value != count:
+            raise TensorMapError(f"{entry} has {n.value} parameters; the driver passes {count}")
         slots = []
         offset, size = ctypes.c_size_t(), ctypes.c_size_t()
-        while True:
-            code = get_info(function, ctypes.c_size_t(len(slots)), ctypes.byref(offset),
-                                          ctypes.byref(size))
-            if code == _CUDA_ERROR_INVALID_VALUE:  # past the last parameter
-                break
+        for index in range(count):
+            code = get_info(function, ctypes.c_size_t(index), ctypes.byref(offset), ctypes.byref(size))
             if code != 0:
-                raise TensorMapError(f"cuFuncGetParamInfo({entry}, {len(slots)}): {_error_name(lib, code)}")
+                raise TensorMapError(f"cuFuncGetParamInfo({entry}, {index}): {_error_name(lib, code)}")
             slots.append((offset.value, size.value))
         return ParamLayout(tuple(slots))
     finally:
