@@ -46,14 +46,15 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
       float alpha, float beta, float* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem[];
     const unsigned smem0 = smem_addr(smem);
-    const TmaRing ring = make_ring(smem, map_a, map_b, kThreads / 32);
+    const Maps maps = {{&map_a}, &map_b};
+    const TmaRing ring = make_ring(smem, maps, kThreads / 32);
     __syncthreads();  // the barriers are initialised
 
     int m0, n0;
     tile_origin(M, N, m0, n0);
     const int tid = threadIdx.x, lane = tid % 32, k_tiles = CEIL_DIV(K, BK);
     if (tid == 0)
-        for (int s = 0; s < STAGES && s < k_tiles; ++s) ring.issue(map_a, map_b, s, m0, n0, s);
+        for (int s = 0; s < STAGES && s < k_tiles; ++s) ring.issue(maps, s, m0, n0, s);
     const BFragment frag(tid / 128, (tid / 32) % 4, lane);
 
     float acc[kAcc];
@@ -79,7 +80,7 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
             if (lane == 0) mbar_arrive(ring.empty_bar(s));
             if (tid == 0 && done + STAGES < k_tiles) {
                 mbar_wait(ring.empty_bar(s), (done / STAGES) & 1);
-                ring.issue(map_a, map_b, s, m0, n0, done + STAGES);
+                ring.issue(maps, s, m0, n0, done + STAGES);
             }
         }
         if (kt + 1 < k_tiles) {

@@ -12,8 +12,9 @@
 // pays the ring's fill latency more than once.
 //
 // The ring, the layouts, the B fragment permutation and the store are rung
-// 16's (tma_tiles.cuh). A K-tile counter `it` runs across the tiles of a
-// block: slot it % STAGES, barrier phase (it / STAGES) & 1.
+// 16's, the producer loop is `produce` (tma_tiles.cuh). A K-tile counter
+// `it` runs across the tiles of a block: slot it % STAGES, barrier phase
+// (it / STAGES) & 1.
 //
 // Tile: C tile BM x BN, BN = 64 per consumer warpgroup; block = BN / 64 * 128
 // + 128 threads. Edges and padded operands as rung 16.
@@ -26,22 +27,13 @@
 #include "wgmma_tiles.cuh"
 #include "tma_tiles.cuh"
 
-constexpr int kConsumerThreads = kThreads;  // wgmma_tiles.cuh: 128 per 64 columns of C
-constexpr int kBlockThreads = kConsumerThreads + 128;
-constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "registers per SM");
-
-template <int kRegs>
-__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
-template <int kRegs>
-__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
-
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
       float alpha, float beta, float* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem[];
     const unsigned smem0 = smem_addr(smem);
-    const TmaRing ring = make_ring(smem, map_a, map_b, kConsumerThreads / 32);
+    const Maps maps = {{&map_a}, &map_b};
+    const TmaRing ring = make_ring(smem, maps, kConsumerThreads / 32);
     __syncthreads();  // the barriers are initialised
 
     const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, BK);
@@ -49,18 +41,7 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
 
     if (tid >= kConsumerThreads) {  // the producer warpgroup: its last warpgroup, one thread working
         setmaxnreg_dec<kProducerRegs>();
-        if (tid == kConsumerThreads) {
-            int it = 0;
-            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-                int m0, n0;
-                tile_origin_of(tile, M, N, m0, n0);
-                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
-                    ring.issue(map_a, map_b, s, m0, n0, kt);
-                }
-            }
-        }
+        if (tid == kConsumerThreads) produce(ring, maps, M, N, K);
         return;
     }
 

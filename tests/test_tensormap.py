@@ -151,7 +151,17 @@ class FakeModule:
         return FakeFunction(name, self.calls)
 
 
-LAYOUT = tensormap.ParamLayout(((48, 128), (176, 128), (304, 4), (308, 4), (312, 4), (316, 4), (320, 4), (328, 8)))
+def fake_layout(count):
+    """What nvcc does for `count - 6` maps then (int M, N, K, float alpha, beta, float* C): maps 64-aligned in
+    the bank (here: from offset 48), then natural alignment."""
+    maps = count - 6
+    slots = [(48 + 128 * i, 128) for i in range(maps)]
+    end = 48 + 128 * maps
+    slots += [(end + 4 * i, 4) for i in range(5)] + [(end + 24, 8)]
+    return tensormap.ParamLayout(tuple(slots))
+
+
+LAYOUT = fake_layout(8)
 
 
 def tma_context(shape, monkeypatch, rung=16):
@@ -166,7 +176,7 @@ def tma_context(shape, monkeypatch, rung=16):
 
     ctx = drivers.LaunchContext(spec, dict(spec.params), module, shape, 0x1000, 0x2000, 0x3000, "stream", 132,
                                 227 * 1024, workspace, lambda f, n: None,
-                                lambda entry, count: LAYOUT if count == len(LAYOUT.slots) else None)
+                                lambda entry, count: fake_layout(count))
     return ctx, module.calls, allocated, encoded
 
 
@@ -193,6 +203,26 @@ def test_tma_driver_copies_operands_whose_rows_tma_cannot_take(monkeypatch):
     assert (m_a.cols, m_a.pitch, addr_a) == (5, 8, 0x200000) and (m_b.cols, m_b.pitch, addr_b) == (7, 8, 0x300000)
     assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm"]  # every call pays for its copies
     assert calls[0][3] == (10, 5, 0x1000, 8, 0x200000) and calls[1][3] == (5, 7, 0x2000, 8, 0x300000)
+
+
+def test_3xtf32_tma_driver_splits_a_and_passes_both_halves(monkeypatch):
+    ctx, calls, allocated, encoded = tma_context(Shape(300, 200, 64), monkeypatch, rung=18)
+    drivers.build(ctx)(0.5, 2.0)
+    assert allocated == [300 * 64, 300 * 64]
+    assert [address for _, address in encoded] == [0x200000, 0x300000, 0x2000]  # A_big, A_small, B
+    [(split, _, _, split_args, _), (name, fmt, grid, args, _)] = calls
+    assert split == "split_tf32" and split_args == (300 * 64, 0x1000, 0x200000, 0x300000)
+    block, layout = args[0], fake_layout(9)
+    assert name == "sgemm" and fmt == f"{layout.size}s" and grid == (6, 1, 1)  # 3 x 2 tiles of 128 x 128
+    assert struct.unpack_from("<iiiff", block, layout.slots[3][0]) == (300, 200, 64, 0.5, 2.0)
+
+
+def test_3xtf32_tma_driver_splits_the_padded_copy(monkeypatch):
+    ctx, calls, allocated, _ = tma_context(Shape(10, 8, 5), monkeypatch, rung=18)
+    drivers.build(ctx)(1.0, 0.0)
+    assert allocated == [10 * 8, 10 * 8, 10 * 8]  # the padded copy of A, then its two halves
+    assert [c[0] for c in calls] == ["copy_rows", "split_tf32", "sgemm"]
+    assert calls[1][3] == (80, 0x200000, 0x300000, 0x400000)
 
 
 def test_persistent_rung_launches_one_block_per_sm_at_most(monkeypatch):
@@ -241,7 +271,7 @@ def test_encode_through_the_driver():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("rung", [16, 17])
+@pytest.mark.parametrize("rung", [16, 17, 18])
 @pytest.mark.parametrize("shape", [Shape(127, 255, 511), Shape(33, 70, 37), Shape(256, 128, 64),
                                    Shape(1000, 600, 300)], ids=str)
 def test_tma_rungs_through_the_tma_launch_path(shape, rung):
@@ -253,6 +283,7 @@ def test_tma_rungs_through_the_tma_launch_path(shape, rung):
         pytest.skip("the TMA path is built for sm_90a")
     problem = Problem.random(shape, seed=5)
     gpu.load(problem)
-    v = verify_kernel(gpu, gpu.prepare(get_spec("gpu", rung)), expectations(problem, *gpu.reference(problem)), "tf32")
+    spec = get_spec("gpu", rung)
+    v = verify_kernel(gpu, gpu.prepare(spec), expectations(problem, *gpu.reference(problem)), spec.precision)
     assert v.nonfinite == 0 and v.passed, v
     assert np.isfinite(v.max_rel_error)

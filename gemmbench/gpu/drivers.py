@@ -12,9 +12,11 @@ split-K kernel and a reduction for small shapes):
                 sgemm(M, N, K, alpha, A_big, A_small, B, beta, C).
 - "tma":        sgemm(map_A, map_B, M, N, K, alpha, beta, C) with A and B as
                 TMA tensor maps passed by value (gemmbench.gpu.tensormap),
-                one block per SM when PERSISTENT is set;
-                an operand whose rows are not a multiple of 16 bytes is first
-                copied into padded rows by copy_rows(rows, cols, src, pitch, dst).
+                one block per SM when PERSISTENT is set; an operand whose
+                rows are not a multiple of 16 bytes is first copied into
+                padded rows by copy_rows(rows, cols, src, pitch, dst). 3xTF32
+                rungs first split A (split_tf32) and take
+                sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
 """
 
 from __future__ import annotations
@@ -120,30 +122,35 @@ def tma(ctx: LaunchContext) -> Gemm:
     M, N, K = _mnk(ctx)
     p = ctx.params
     stream, launches = ctx.stream, []
-    # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes).
     a, a_pitch = _tma_operand(ctx, ctx.A, M, K, launches)
     b, b_pitch = _tma_operand(ctx, ctx.B, K, N, launches)
+    a_sources = [a]
+    if ctx.spec.precision == "3xtf32":  # A = big + small, split once per call, both loaded by TMA
+        a_sources = [ctx.workspace(M * a_pitch), ctx.workspace(M * a_pitch)]
+        split = ctx.kernel("split_tf32", "qPPP")
+        split_grid = ctx.elementwise_grid(M * a_pitch)
+        launches.append(lambda: split.prepared_async_call(split_grid, _ELEMENTWISE_BLOCK, stream, M * a_pitch, a,
+                                                          *a_sources))
+    # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes).
+    a_map = tensormap.matrix_map(M, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
+    formats = "T" * (len(a_sources) + 1) + "iiiffP"  # the maps, then M, N, K, alpha, beta, C
     try:
-        map_a = tensormap.encode(tensormap.matrix_map(M, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch),
-                                 int(a))
-        map_b = tensormap.encode(tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch), int(b))
-        layout = ctx.param_layout("sgemm", len(_TMA_FORMATS))
+        maps = [tensormap.encode(a_map, int(x)) for x in a_sources]
+        maps.append(tensormap.encode(tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch), int(b)))
+        layout = ctx.param_layout("sgemm", len(formats))
     except tensormap.TensorMapError as exc:
         raise SkipKernel(str(exc)) from None
-    params = tensormap.pack_params(layout, _TMA_FORMATS, (map_a, map_b, M, N, K, 1.0, 0.0, int(ctx.C)))
+    params = tensormap.pack_params(layout, formats, (*maps, M, N, K, 1.0, 0.0, int(ctx.C)))
+    alpha_index = len(maps) + 3
     sgemm = ctx.kernel("sgemm", f"{layout.size}s", smem)
 
     def gemm(alpha: float, beta: float) -> None:
         for launch in launches:
             launch()
-        tensormap.set_scalar(params, layout, _TMA_ALPHA, "f", alpha)
-        tensormap.set_scalar(params, layout, _TMA_ALPHA + 1, "f", beta)
+        tensormap.set_scalar(params, layout, alpha_index, "f", alpha)
+        tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
     return gemm
-
-
-_TMA_FORMATS = "TTiiiffP"  # map_A, map_B, M, N, K, alpha, beta, C
-_TMA_ALPHA = 5
 
 
 def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list) -> tuple[object, int]:
