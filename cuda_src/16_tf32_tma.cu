@@ -22,9 +22,11 @@
 //     of the columns that the swizzle spreads over all 32 banks, and the
 //     store undoes it (tma_tiles.cuh).
 //
-// Expected bottleneck: the wgmma issue rate itself and the B fragment loads
-// (ld.shared, 16 per thread per tile); thread 0 also issues the TMA, once
-// every warp has released the slot of the tile before.
+// Expected bottleneck: the B fragment loads (ld.shared, 16 per thread per
+// tile) and thread 0, which issues the TMA inside its compute loop, once
+// every warp has released the slot of the tile before. Measured on the H200
+// (256 x 128 x 32, 4 stages): 305 TFLOP/s at 4096^3 (85% of cuBLAS TF32,
+// rung 14: 233); ncu: tensor pipe 79% busy (rung 14: ~51%), issue 29%.
 //
 // Tile: C tile BM x BN (BM = wgmma N in {64..256}, BN = 64 per warpgroup),
 // K tile BK in {16, 32}, STAGES slots; grid 1-D, GROUP_M rasterised (rung 14).
