@@ -23,18 +23,21 @@ static_assert(BK == 16 || BK == 32, "BK = 32 (128-byte swizzle) or 16 (64-byte s
 static_assert(STAGES >= 3, "the tile in the tensor cores, the next one landed, at least one in flight");
 static_assert(GROUP_M >= 1, "GROUP_M >= 1");
 
-// The block's C tile corner: a 1-D grid walks GROUP_M tile rows at a time,
-// column by column inside a group, so blocks running together share A and B
-// panels in L2.
-__device__ __forceinline__ void tile_origin(int M, int N, int& m0, int& n0) {
+// The corner of C tile number `tile`: tiles are numbered GROUP_M tile rows
+// at a time, column by column inside a group, so blocks running together
+// share A and B panels in L2.
+__device__ __forceinline__ void tile_origin_of(int tile, int M, int N, int& m0, int& n0) {
     const int tiles_m = CEIL_DIV(M, BM), tiles_n = CEIL_DIV(N, BN);
     const int per_group = GROUP_M * tiles_n;
-    const int group = blockIdx.x / per_group, in_group = blockIdx.x % per_group;
+    const int group = tile / per_group, in_group = tile % per_group;
     const int first_m = group * GROUP_M;
     const int group_rows = min(tiles_m - first_m, GROUP_M);
     m0 = (first_m + in_group % group_rows) * BM;
     n0 = (in_group / group_rows) * BN;
 }
+
+// This block's tile (one tile per block: a 1-D grid over all tiles).
+__device__ __forceinline__ void tile_origin(int M, int N, int& m0, int& n0) { tile_origin_of(blockIdx.x, M, N, m0, n0); }
 
 // The BM x BK tile at (m0, k0) of each of kSources M x K row-major matrices
 // into consecutive swizzled A slots from `as`. `vec` (block-uniform: K % 4 ==

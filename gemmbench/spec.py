@@ -46,7 +46,9 @@ class KernelSpec:
 
     ``driver`` says what one GEMM call launches (gemmbench.gpu.drivers):
     "single" (one ``sgemm``), "split_k" (``sgemm`` over K slices, then
-    ``reduce_splits``) or "presplit_a" (``split_tf32`` of A, then ``sgemm``).
+    ``reduce_splits``), "presplit_a" (``split_tf32`` of A, then ``sgemm``) or
+    "tma" (``sgemm`` taking CUtensorMaps of A and B by value; rows whose pitch
+    TMA cannot take are first copied into padded rows).
     ``select`` picks the parameters per shape (shape-adaptive rungs).
     ``arch_specific`` rungs are built for sm_90a on compute capability 9.0
     (wgmma); elsewhere the same source is built with ``fallback``'s parameters
@@ -66,7 +68,7 @@ class KernelSpec:
     block: Callable[[Params], Dim3] | None = None
     grid: Callable[[int, int, int, Params], Dim3] | None = None
     smem: Callable[[Params], int] | None = None
-    driver: str = "single"  # single | split_k | presplit_a
+    driver: str = "single"  # single | split_k | presplit_a | tma
     select: Callable[[int, int, int, int], Params] | None = None  # (M, N, K, sm_count) -> params
     arch_specific: bool = False
     fallback: "KernelSpec | None" = None

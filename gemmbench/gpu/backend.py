@@ -7,7 +7,7 @@ import numpy as np
 from ..backend import Budget, Gemm, Prepared, Problem, Shape, SkipKernel
 from ..spec import KernelSpec, Params
 from . import compile as kernels
-from . import drivers
+from . import drivers, tensormap
 from .cublas import Cublas, CublasUnavailable
 from .device import free_memory, gpu_info, nvcc_version, open_device, sm_clock_now
 from .timing import EventTimer
@@ -114,7 +114,8 @@ class GpuBackend:
         module = kernels.load_module(run_spec, cc, p)
         gemm = drivers.build(drivers.LaunchContext(
             run_spec, p, module, shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
-            self._workspace, self._allow_shared))
+            self._workspace, self._allow_shared,
+            lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count)))
         return Prepared(gemm, run_spec, p, source)
 
     def _allow_shared(self, function, shared_bytes: int) -> None:

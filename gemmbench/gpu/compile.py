@@ -117,10 +117,15 @@ def load_module(spec: KernelSpec, compute_capability: tuple[int, int], params: P
     return _load(*_build(spec, compute_capability, params))
 
 
-def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> None:
-    """Run nvcc into the disk cache without touching the CUDA context, so a
-    tuner can build many candidates in threads; load_module then hits the cache.
-    Raises pycuda's CompileError with nvcc's message."""
+def cubin(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> bytes:
+    """The rung's cubin, through the disk cache (nvcc runs only on a miss),
+    without touching the CUDA context. Raises pycuda's CompileError."""
     from pycuda.compiler import compile as nvcc_compile
     source, options, arch, code = _build(spec, compute_capability, params)
-    nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
+    return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
+
+
+def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> None:
+    """Run nvcc into the disk cache, so a tuner can build many candidates in
+    threads; load_module then hits the cache."""
+    cubin(spec, compute_capability, params)

@@ -10,6 +10,13 @@ split-K kernel and a reduction for small shapes):
                 partials, beta, C); with SPLITS == 1 sgemm writes C itself.
 - "presplit_a": split_tf32(n, A, A_big, A_small), then
                 sgemm(M, N, K, alpha, A_big, A_small, B, beta, C).
+- "tma":        sgemm(map_A, map_B, M, N, K, alpha, beta, C) with A and B as
+                TMA tensor maps passed by value (gemmbench.gpu.tensormap),
+                one block per SM when PERSISTENT is set; an operand whose
+                rows are not a multiple of 16 bytes is first copied into
+                padded rows by copy_rows(rows, cols, src, pitch, dst). 3xTF32
+                rungs first split A (split_tf32) and take
+                sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Callable
 from ..backend import Gemm, Shape, SkipKernel
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
+from . import tensormap
 
 # Elementwise helpers are grid-stride loops: this many blocks per SM is plenty.
 _BLOCKS_PER_SM = 8
@@ -42,6 +50,8 @@ class LaunchContext:
     max_shared_bytes: int  # per block, after opting in
     workspace: Callable[[int], object]  # floats -> device allocation (kept alive by the closure)
     allow_shared: Callable[[object, int], None]  # (function, bytes): opt in beyond the default 48 KiB
+    # entry -> where the driver puts each of its parameters (TMA rungs pack their parameter block themselves)
+    param_layout: Callable[[str, int], tensormap.ParamLayout] | None = None  # (entry, count)
 
     def kernel(self, name: str, arg_format: str, shared_bytes: int = 0):
         function = self.module.get_function(name)
@@ -106,8 +116,61 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
     return gemm
 
 
+def tma(ctx: LaunchContext) -> Gemm:
+    grid, block, smem = ctx.geometry()
+    if ctx.params.get("PERSISTENT"):  # one block per SM, each looping over tiles
+        grid = (min(grid[0], ctx.sm_count), 1, 1)
+    M, N, K = _mnk(ctx)
+    p = ctx.params
+    stream, launches = ctx.stream, []
+    a, a_pitch = _tma_operand(ctx, ctx.A, M, K, launches)
+    b, b_pitch = _tma_operand(ctx, ctx.B, K, N, launches)
+    a_sources = [a]
+    if ctx.spec.precision == "3xtf32":  # A = big + small, split once per call, both loaded by TMA
+        a_sources = [ctx.workspace(M * a_pitch), ctx.workspace(M * a_pitch)]
+        split = ctx.kernel("split_tf32", "qPPP")
+        split_grid = ctx.elementwise_grid(M * a_pitch)
+        launches.append(lambda: split.prepared_async_call(split_grid, _ELEMENTWISE_BLOCK, stream, M * a_pitch, a,
+                                                          *a_sources))
+    # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes).
+    a_map = tensormap.matrix_map(M, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
+    formats = "T" * (len(a_sources) + 1) + "iiiffP"  # the maps, then M, N, K, alpha, beta, C
+    try:
+        maps = [tensormap.encode(a_map, int(x)) for x in a_sources]
+        maps.append(tensormap.encode(tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch), int(b)))
+        layout = ctx.param_layout("sgemm", len(formats))
+    except tensormap.TensorMapError as exc:
+        raise SkipKernel(str(exc)) from None
+    params = tensormap.pack_params(layout, formats, (*maps, M, N, K, 1.0, 0.0, int(ctx.C)))
+    alpha_index = len(maps) + 3
+    sgemm = ctx.kernel("sgemm", f"{layout.size}s", smem)
+
+    def gemm(alpha: float, beta: float) -> None:
+        for launch in launches:
+            launch()
+        tensormap.set_scalar(params, layout, alpha_index, "f", alpha)
+        tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
+        sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
+    return gemm
+
+
+def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list) -> tuple[object, int]:
+    """(device matrix, row pitch) that a tensor map can describe: the matrix
+    itself, or, when its rows are not a multiple of 16 bytes, a padded copy
+    made by a launch appended to ``launches`` (so each call pays for it)."""
+    pitch = tensormap.pitch_for_tma(cols)
+    if pitch == cols:
+        return matrix, cols
+    padded = ctx.workspace(rows * pitch)
+    copy = ctx.kernel("copy_rows", "iiPiP")
+    copy_grid = ctx.elementwise_grid(rows * cols)
+    launches.append(lambda: copy.prepared_async_call(copy_grid, _ELEMENTWISE_BLOCK, ctx.stream,
+                                                     rows, cols, matrix, pitch, padded))
+    return padded, pitch
+
+
 DRIVERS: dict[str, Callable[[LaunchContext], Gemm]] = {
-    "single": single, "split_k": split_k, "presplit_a": presplit_a}
+    "single": single, "split_k": split_k, "presplit_a": presplit_a, "tma": tma}
 
 
 def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:

@@ -210,6 +210,49 @@ def _mma_sync_fallback(id: int, name: str, source: str, precision: str, driver: 
                       driver=driver, precision=precision, min_cc=(8, 0))
 
 
+# --- TMA rungs (16-18): tensor maps, an mbarrier ring, warp specialization --------
+_TC_TF32_FALLBACK = {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64, "TC_STAGES": 3, "TC_GROUP": 8}
+_TMA_CONSTRAINTS = "as rung 14; smem = STAGES*(BM+BN)*BK*4 + 1 KiB <= 227 KiB"
+# C tiles from large to small: each TMA rung takes the largest that still gives about one tile per SM
+_TMA_TILES = ((256, 128), (128, 128), (128, 64))
+_TMA_3XTF32_TILES = ((128, 128), (128, 64))
+
+
+def _tma_select(M: int, N: int, K: int, sm_count: int, rest: Params, tiles=_TMA_TILES) -> dict:
+    for bm, bn in tiles:
+        if ceil_div(M, bm) * ceil_div(N, bn) >= 0.9 * sm_count:
+            break
+    return {**rest, "BM": bm, "BN": bn}
+
+
+def _tma_smem(p: Params, a_sources: int = 1) -> int:
+    """STAGES ring slots of the A box(es) (BM x BK) and the B boxes (BK x BN, unpadded), 1 KiB to align
+    the ring to 1024 bytes (swizzle), two 8-byte mbarriers per slot."""
+    return p["STAGES"] * (a_sources * p["BM"] + p["BN"]) * p["BK"] * 4 + 1024 + 16 * p["STAGES"]
+
+
+def _check_tma(p: Params, a_sources: int = 1) -> str | None:
+    reason = _check_wgmma(dict(p, STAGES=3))  # rung 14's tile rules (its padded-B shared memory is checked at 3 stages)
+    if reason:
+        return reason
+    if p["STAGES"] < 3:
+        return "STAGES must be at least 3"
+    if _tma_smem(p, a_sources) > SMEM_PER_BLOCK_MAX:
+        return f"{_tma_smem(p, a_sources)} bytes of shared memory exceed 227 KiB"
+    return None
+
+
+def _check_3xtf32_tma(p: Params) -> str | None:
+    reason = _check_tma(p, a_sources=2)
+    if reason:
+        return reason
+    if p["BM"] > 128:
+        return "BM <= 128: accumulators and partial sums (BM registers per thread) must fit in 232"
+    if p["FLUSH"] < 1 or p["FLUSH"] * p["BK"] > 64:
+        return "FLUSH*BK must be 1..64: tensor-core partial sums of at most 64 terms keep FP32 accuracy"
+    return None
+
+
 _BLOCKTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
                     "TM": [4, 8, 16], "TN": [4, 8, 16]}
 _WARPTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
@@ -299,4 +342,50 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                fallback=_mma_sync_fallback(15, "3xTF32 wgmma", "15_3xtf32_wgmma.cu", "3xtf32", "presplit_a", True,
                                            {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
                                             "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
+    KernelSpec(16, "TF32 TMA", "gpu", "rung 14 with its tiles loaded by TMA (tensor maps passed by value) into an "
+                                      "mbarrier ring: one thread moves a whole tile, no block-wide barrier",
+               source="16_tf32_tma.cu", params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8},
+               search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
+                             "GROUP_M": [4, 8, 16]},
+               check=_check_tma, constraints=_TMA_CONSTRAINTS,
+               block=_wgmma_block, grid=_wgmma_grid, smem=_tma_smem, driver="tma",
+               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8}),
+               arch_specific=True, precision="tf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(16, "TF32 TMA", "16_tf32_tma.cu", "tf32", "single", False,
+                                           dict(_TC_TF32_FALLBACK))),
+    KernelSpec(17, "TF32 TMA warp-specialized", "gpu", "rung 16 with a producer warpgroup that only issues TMA "
+                                                       "(setmaxnreg gives its registers to the consumers) and a "
+                                                       "persistent grid",
+               source="17_tf32_tma_ws.cu",
+               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1},
+               search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
+                             "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1]},
+               check=_check_tma, constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM",
+               block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid, smem=_tma_smem,
+               driver="tma",
+               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
+                                                                      "PERSISTENT": 1}),
+               arch_specific=True, precision="tf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
+                                           False, dict(_TC_TF32_FALLBACK))),
+    KernelSpec(18, "3xTF32 TMA warp-specialized", "gpu", "rung 15's FP32-accurate 3xTF32 (A split per call, B split "
+                                                         "in registers, partial sums flushed into FP32) on rung 17's "
+                                                         "pipeline",
+               source="18_3xtf32_tma_ws.cu",
+               params={"BM": 128, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1},
+               search_space={"BM": [64, 128], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6],
+                             "GROUP_M": [8, 16], "PERSISTENT": [0, 1], "FLUSH": [1, 2, 4]},
+               check=_check_3xtf32_tma,
+               constraints=_TMA_CONSTRAINTS + " with two A boxes per slot; BM <= 128; FLUSH*BK <= 64",
+               block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid,
+               smem=lambda p: _tma_smem(p, a_sources=2), driver="tma",
+               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
+                                                                      "PERSISTENT": 1, "FLUSH": 1},
+                                                       _TMA_3XTF32_TILES),
+               arch_specific=True, precision="3xtf32", min_cc=(8, 0),
+               fallback=_mma_sync_fallback(18, "3xTF32 TMA warp-specialized", "18_3xtf32_tma_ws.cu", "3xtf32",
+                                           "presplit_a", True,
+                                           {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
+                                            "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
 )
+

@@ -1,0 +1,122 @@
+// Rung 18 — 3xTF32 on rung 17's warp-specialized TMA pipeline.
+//
+// What changed from rung 17: rung 15's FP32-accurate scheme on the faster
+// pipeline. A is split once per call by `split_tf32` (driver) into A_big and
+// A_small, both loaded by TMA into each ring slot; each thread splits its B
+// fragments in registers (big = rna(b), small = rna(b - big)); each k8 step
+// issues three wgmmas, the correction terms first (small_B x big_A, big_B x
+// small_A), then big x big; small x small is dropped.
+// Accuracy: the tensor cores do not round their FP32 accumulation to nearest,
+// so (as rung 15) the wgmma accumulator restarts every FLUSH K tiles
+// (FLUSH*BK <= 64 terms: 32 by default) and is added into a second register
+// set with FP32 adds. Every K tile therefore ends with wgmma.wait_group 0;
+// the other consumer warpgroup keeps the tensor cores busy meanwhile.
+// Why it should help over rung 15: rung 17 keeps the tensor pipe ~89% busy
+// where rung 14's loop managed ~51%; 3xTF32 is three times the tensor work per
+// byte loaded, so the 128 x 128 tile the two register sets allow is enough.
+// Measured on the H200: 112.5 TFLOP/s at 4096^3 (2.19x cuBLAS SGEMM, rung 15:
+// 1.63x), 1.92x at 1024^3, 2.25x at 8192^3; max error 1.4e-7 / 7.7e-8 /
+// 6.2e-8 at K = 256 / 4096 / 16384 (cuBLAS SGEMM: 3.6e-7 / 3.4e-7 / 3.3e-7).
+//
+// Tile: C tile BM x BN, BM <= 128 (accumulators and partial sums: BM
+// registers per thread), BN = 64 per consumer warpgroup; persistent grid,
+// producer warpgroup and ring as rung 17 (A_SOURCES = 2 boxes of A per slot).
+// Edges and padded operands as rung 16 (the split runs over the padded copy).
+#define A_SOURCES 2
+#include "common.cuh"
+#include "ptx.cuh"
+#include "tma.cuh"
+#include "split_tf32.cuh"
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "wgmma.cuh"
+#include "wgmma_tiles.cuh"
+#include "tma_tiles.cuh"
+
+static_assert(FLUSH >= 1 && FLUSH * BK <= 64, "tensor-core partial sums of at most 64 terms");
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
+sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ TensorMap map_a_small,
+      const __grid_constant__ TensorMap map_b, int M, int N, int K, float alpha, float beta, float* __restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const unsigned smem0 = smem_addr(smem);
+    const Maps maps = {{&map_a_big, &map_a_small}, &map_b};
+    const TmaRing ring = make_ring(smem, maps, kConsumerThreads / 32);
+    __syncthreads();  // the barriers are initialised
+
+    const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, BK);
+    const int tid = threadIdx.x, lane = tid % 32;
+
+    if (tid >= kConsumerThreads) {  // the producer warpgroup
+        setmaxnreg_dec<kProducerRegs>();
+        if (tid == kConsumerThreads) produce(ring, maps, M, N, K);
+        return;
+    }
+
+    setmaxnreg_inc<kConsumerRegs>();
+    const BFragment frag(tid / 128, (tid / 32) % 4, lane);
+    float acc[kAcc], total[kAcc];
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;  // (overwritten: the first wgmma of a FLUSH block has scale-d 0)
+    float raw[BK / 8][4];
+    int it = 0;  // K tiles consumed by this block so far
+
+#pragma unroll 1
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin_of(tile, M, N, m0, n0);
+#pragma unroll
+        for (int i = 0; i < kAcc; ++i) total[i] = 0.0f;
+        mbar_wait(ring.full_bar(it % STAGES), (it / STAGES) & 1);
+        frag.read(raw, smem, smem0, ring.b(it % STAGES));
+#pragma unroll 1
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            // Split this K tile's B fragments, issue its 3 * BK/8 wgmmas; while
+            // they run, wait for the next K tile and read its fragments; then
+            // retire them, release the slot and fold the partial sum in.
+            unsigned big[BK / 8][4], small[BK / 8][4];
+#pragma unroll
+            for (int ks = 0; ks < BK / 8; ++ks)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    big[ks][j] = to_tf32(raw[ks][j]);
+                    small[ks][j] = to_tf32(raw[ks][j] - __uint_as_float(big[ks][j]));
+                }
+            const int s = it % STAGES, keep = kt % FLUSH == 0 ? 0 : 1;
+            __syncwarp();
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < BK / 8; ++ks) {
+                const unsigned a_big = ring.a(s, 0) + 32 * ks, a_small = ring.a(s, 1) + 32 * ks;
+                wgmma_tf32_rs<BM>(acc, small[ks], make_desc<kRowBytes>(a_big), ks == 0 ? keep : 1);
+                wgmma_tf32_rs<BM>(acc, big[ks], make_desc<kRowBytes>(a_small), 1);
+                wgmma_tf32_rs<BM>(acc, big[ks], make_desc<kRowBytes>(a_big), 1);
+            }
+            wgmma_commit();
+            ++it;
+            if (kt + 1 < k_tiles) {
+                mbar_wait(ring.full_bar(it % STAGES), (it / STAGES) & 1);
+                frag.read(raw, smem, smem0, ring.b(it % STAGES));
+            }
+            wgmma_wait<0>();
+            __syncwarp();
+            if (lane == 0) mbar_arrive(ring.empty_bar(s));
+            if ((kt + 1) % FLUSH == 0 || kt + 1 == k_tiles) {
+#pragma unroll
+                for (int i = 0; i < kAcc; ++i) total[i] += acc[i];
+            }
+        }
+        frag.store(total, C, M, N, m0, n0, alpha, beta);
+    }
+}
+
+#else
+// Without sm_90a (sm_80/86/89, later GPUs): rung 15's 3xTF32 mma.sync path.
+#include "tf32_mma_sync.cuh"
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS)
+sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const float* __restrict__ A_small,
+      const float* __restrict__ B, float beta, float* __restrict__ C) {
+    tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C);
+}
+#endif

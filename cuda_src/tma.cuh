@@ -1,0 +1,61 @@
+// TMA and mbarrier wrappers for the rungs that take tensor maps (16 on), and
+// the row copy their driver runs when an operand's rows are not 16-byte
+// multiples (TMA's rule for a global row pitch).
+//
+// A tensor map is encoded on the host (gemmbench/gpu/tensormap.py) and
+// passed by value as `const __grid_constant__ TensorMap`: the kernel reads
+// it where the driver put it, in the parameter bank, by generic address.
+// The type stands in for cuda.h's CUtensorMap (128 bytes, 64-byte aligned):
+// the tool pastes headers as text and includes no system header.
+struct __align__(64) TensorMap {
+    unsigned long long opaque[16];
+};
+
+// dst[r * pitch + c] = src[r * cols + c] for r < rows, c < cols: a matrix
+// copied into rows `pitch` floats apart (the padding is never read: the
+// tensor map's dims stop at `cols`, and TMA zero-fills past them).
+extern "C" __global__ void copy_rows(int rows, int cols, const float* __restrict__ src, int pitch,
+                                     float* __restrict__ dst) {
+    const long long n = (long long)rows * cols, stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[(i / cols) * pitch + i % cols] = src[i];
+}
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// --- mbarrier: a shared-memory barrier with a phase bit and a transaction count.
+__device__ __forceinline__ void mbar_init(unsigned bar, unsigned arrivals) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+// Makes the barriers' initialisation visible to the other threads and to the async proxy (TMA).
+__device__ __forceinline__ void mbar_init_fence() {
+    asm volatile("fence.mbarrier_init.release.cluster;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// One arrival that also announces `bytes` of TMA transactions this phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(unsigned bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// Blocks until the barrier's phase of this parity has completed.
+__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    unsigned done;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+
+// --- TMA: one box of a 2-D tensor map at (inner, outer) element coordinates
+// into shared memory at `dst`; completion counts its bytes on barrier `bar`.
+// Parts of the box outside the matrix arrive as zeros.
+__device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap& map, int inner, int outer, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+        ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), "r"(bar)
+        : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_map(const TensorMap& map) {
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map)) : "memory");
+}
+#endif

@@ -1,0 +1,159 @@
+// The TMA tile ring rungs 16 and 17 share on Hopper. Include it inside
+// `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`, after wgmma_tiles.cuh and tma.cuh.
+//
+// Ring slot: A_SOURCES A boxes (BM rows x BK floats each, BK*4-byte swizzle:
+// the K-major layout wgmma's descriptor reads; 2 for 3xTF32's big and small
+// halves), then BN/32 B boxes (BK rows x 32
+// floats, 128-byte swizzle: chunk c of row k sits at chunk c ^ (k % 8)).
+// Each slot has a "full" mbarrier (TMA counts the tile's bytes onto it) and
+// an "empty" one (each consumer warp arrives once its wgmmas on the slot
+// have retired). A TMA box has no padding; instead the B fragments come
+// from a permutation of the columns that reads conflict-free (b_column).
+
+#ifndef A_SOURCES
+#define A_SOURCES 1
+#endif
+constexpr int kASources = A_SOURCES;                               // A boxes per K tile
+constexpr int kBBoxes = BN / 32;                                   // 32-column boxes of B per K tile
+constexpr int kBBoxBytes = BK * 128;
+constexpr int kSlotBytes = kASources * kAStage + kBBoxes * kBBoxBytes;
+constexpr unsigned kTileBytes = kASources * BM * BK * 4 + BK * BN * 4;  // TMA bytes per K tile (edges: zeros)
+static_assert(kAStage % 1024 == 0 && kBBoxBytes % 1024 == 0, "swizzled boxes need 1024-byte aligned slots");
+
+// The tensor maps of one GEMM: kASources of A (or its halves), one of B.
+struct Maps {
+    const TensorMap* a[kASources];
+    const TensorMap* b;
+};
+
+struct TmaRing {
+    unsigned base, full, empty;  // shared addresses: STAGES slots, STAGES full and STAGES empty barriers
+
+    __device__ __forceinline__ unsigned a(int s, int src = 0) const { return base + s * kSlotBytes + src * kAStage; }
+    __device__ __forceinline__ unsigned b(int s) const { return base + s * kSlotBytes + kASources * kAStage; }
+    __device__ __forceinline__ unsigned full_bar(int s) const { return full + 8 * s; }
+    __device__ __forceinline__ unsigned empty_bar(int s) const { return empty + 8 * s; }
+
+    // One thread: K tile kt of the C tile at (m0, n0) into slot s.
+    __device__ __forceinline__ void issue(const Maps& maps, int s, int m0, int n0, int kt) const {
+        mbar_arrive_expect_tx(full_bar(s), kTileBytes);
+#pragma unroll
+        for (int src = 0; src < kASources; ++src) tma_load_2d(a(s, src), *maps.a[src], kt * BK, m0, full_bar(s));
+#pragma unroll
+        for (int box = 0; box < kBBoxes; ++box)
+            tma_load_2d(b(s) + box * kBBoxBytes, *maps.b, n0 + 32 * box, kt * BK, full_bar(s));
+    }
+};
+
+// The ring in dynamic shared memory (aligned to 1024 bytes for the
+// swizzle); thread 0 initialises its barriers, the caller then syncs.
+__device__ __forceinline__ TmaRing make_ring(unsigned char* smem, const Maps& maps, int consumer_warps) {
+    TmaRing ring;
+    ring.base = (smem_addr(smem) + 1023u) & ~1023u;
+    ring.full = ring.base + STAGES * kSlotBytes;
+    ring.empty = ring.full + 8 * STAGES;
+    if (threadIdx.x == 0) {
+        for (int src = 0; src < kASources; ++src) tma_prefetch_map(*maps.a[src]);
+        tma_prefetch_map(*maps.b);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(ring.full_bar(s), 1);
+            mbar_init(ring.empty_bar(s), consumer_warps);
+        }
+        mbar_init_fence();
+    }
+    return ring;
+}
+
+// Column of the B (and C) tile that wgmma row 16*warp + g + 8*half of
+// consumer warpgroup wg stands for. A warp's fragment load (fixed half,
+// rows k = t and t + 4 of a k8 step, g = 0..7) then takes columns 4c..4c+3
+// and 16+4c..16+4c+3 of one 32-column box, c = 2*(warp%2) + half: chunks c
+// and c + 4, which the swizzle spreads over 32 distinct banks for the four
+// rows t.
+__device__ __forceinline__ int b_column(int wg, int warp, int half, int g) {
+    return 32 * (2 * wg + warp / 2) + 4 * (2 * (warp % 2) + half) + (g % 4) + 16 * (g / 4);
+}
+
+// A consumer thread's view of the B tile: its two fragment columns.
+struct BFragment {
+    int col0, col1, t;
+    unsigned off0, off1;  // byte offsets of the columns' boxes and in-row positions, before the swizzle
+
+    __device__ __forceinline__ BFragment(int wg, int warp, int lane)
+        : col0(b_column(wg, warp, 0, lane / 4)), col1(b_column(wg, warp, 1, lane / 4)), t(lane % 4),
+          off0((col0 / 32) * kBBoxBytes), off1((col1 / 32) * kBBoxBytes) {}
+
+    // This thread's raw (not yet rounded) B values of the K tile whose B boxes start at `bs`.
+    __device__ __forceinline__ void read(float (&raw)[BK / 8][4], const unsigned char* smem, unsigned smem0,
+                                         unsigned bs) const {
+#pragma unroll
+        for (int ks = 0; ks < BK / 8; ++ks)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int k = 8 * ks + t + 4 * (j / 2), col = j % 2 ? col1 : col0;
+                const unsigned addr = bs + (j % 2 ? off1 : off0) + swizzle<128>(k * 128 + (col % 32) * 4);
+                raw[ks][j] = *reinterpret_cast<const float*>(smem + (addr - smem0));
+            }
+    }
+
+    // The accumulators to C: acc[4i + j] = D(wgmma row 16*warp + g + 8*(j/2), 8i + 2t + j%2)
+    // = C[m0 + 8i + 2t + j%2][n0 + (j/2 ? col1 : col0)].
+    __device__ __forceinline__ void store(const float* acc, float* C, int M, int N, int m0, int n0, float alpha,
+                                          float beta) const {
+#pragma unroll
+        for (int i = 0; i < kAcc / 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const int m = m0 + 8 * i + 2 * t + (j & 1), n = n0 + (j >> 1 ? col1 : col0);
+                if (m < M && n < N) {
+                    float* c = C + (size_t)m * N + n;
+                    *c = gemm_epilogue(acc[4 * i + j], alpha, beta, c);
+                }
+            }
+    }
+};
+
+// Rounds a K tile's raw B fragments to TF32 and issues its BK/8 wgmmas on
+// the A tile at `as` (one commit group).
+__device__ __forceinline__ void wgmma_tile(float (&acc)[kAcc], unsigned (&f)[BK / 8][4],
+                                           const float (&raw)[BK / 8][4], unsigned as) {
+#pragma unroll
+    for (int ks = 0; ks < BK / 8; ++ks)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) f[ks][j] = to_tf32(raw[ks][j]);
+    __syncwarp();  // lanes may have parted around a refill or barrier wait; wgmma needs all 32
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < BK / 8; ++ks) wgmma_tf32_rs<BM>(acc, f[ks], make_desc<kRowBytes>(as + 32 * ks), 1);
+    wgmma_commit();
+}
+
+// Warp-specialized blocks: the consumer warpgroups (128 threads per 64
+// columns of C), then one producer warpgroup, which hands its registers over.
+constexpr int kConsumerThreads = kThreads;
+constexpr int kBlockThreads = kConsumerThreads + 128;
+constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "registers per SM");
+
+// The producer of a warp-specialized persistent block (one thread): every K
+// tile of every C tile the block walks (blockIdx.x, + gridDim.x, ...), each
+// into the next slot once the consumers have released it. The K-tile counter
+// `it` runs across tiles: slot it % STAGES, barrier phase (it / STAGES) & 1.
+__device__ __forceinline__ void produce(const TmaRing& ring, const Maps& maps, int M, int N, int K) {
+    const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, BK);
+    int it = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int m0, n0;
+        tile_origin_of(tile, M, N, m0, n0);
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+            const int s = it % STAGES;
+            if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
+            ring.issue(maps, s, m0, n0, kt);
+        }
+    }
+}
+
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
