@@ -94,10 +94,11 @@ def load_module(spec: KernelSpec, compute_capability: tuple[int, int], params: P
     return _load(*_build(spec, compute_capability, params))
 
 
-def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> None:
+def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> bytes:
     """Run nvcc into the disk cache without touching the CUDA context, so a
     tuner can build many candidates in threads; load_module then hits the cache.
+    Returns the cubin (the very image load_module loads).
     Raises pycuda's CompileError with nvcc's message."""
     from pycuda.compiler import compile as nvcc_compile
     source, options, arch, code = _build(spec, compute_capability, params)
-    nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
+    return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
