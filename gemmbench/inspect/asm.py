@@ -34,7 +34,7 @@ from ..spec import KernelSpec, Params
 PIP_EXTRA = "pip install 'gemmbench[asm]'"
 DISASSEMBLERS = ("nvdisasm", "cuobjdump")  # either prints SASS from a cubin
 
-_ARCH = re.compile(r"^sm_(\d)(\d+)a?$")
+_ARCH = re.compile(r"^sm_(\d+)(\d)[af]?$")  # the last digit is the minor version
 
 
 def parse_arch(arch: str) -> tuple[int, int]:

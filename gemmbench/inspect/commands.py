@@ -139,17 +139,24 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
 def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path) -> None:
     from . import report
     from .roofline import plot_roofline, point_for, roof_from_profile
-    roof = roof_from_profile(kernels[0], run.get("peak_fp32_flops"))
+    main = next((k for k in kernels if k.name == run.get("entry", "sgemm")), kernels[-1])
+    roof = roof_from_profile(main)
     if roof is None:
-        raise UserError("the profile lacks the DRAM peak metrics a roofline needs (ncu --set full has them)")
-    entry = run.get("entry", "sgemm")
-    points = [p for p in (point_for(k, k.name, shape.flops if k.name == entry else None) for k in kernels) if p]
+        raise UserError("the profile lacks the peak metrics a roofline needs (ncu --set full has them)")
+    points = [p for p in (point_for(k, k.name) for k in kernels) if p]
     if not points:
-        raise UserError("no profiled kernel has both a duration and DRAM bytes: nothing to plot")
+        raise UserError("no profiled kernel has a duration, DRAM bytes and FLOP counts: nothing to plot")
     plot_roofline(roof, points, plot, f"rung {spec.id} {spec.name} at {shape} on {run.get('gpu', 'the GPU')} "
-                                      f"(clocks as measured)")
+                                      f"(SM clock {roof_clock(main)})")
     for p in points:
-        report.note(f"roofline: {p.label}: {p.flops_per_second / 1e12:.2f} TFLOP/s at {p.intensity:.1f} FLOP/byte, "
-                    f"{100 * p.share_of_roof(roof):.0f}% of the roof there (peak {roof.peak_flops / 1e12:.1f} "
-                    f"TFLOP/s, {roof.peak_bandwidth / 1e12:.2f} TB/s)")
+        report.note(f"roofline: {p.label}: {p.flops_per_second / 1e12:.2f} TFLOP/s executed at {p.intensity:.0f} "
+                    f"FLOP per DRAM byte, {100 * p.share_of_roof(roof):.0f}% of its roof there (FP32 peak "
+                    f"{roof.peak_flops / 1e12:.1f} TFLOP/s"
+                    + (f", TF32 tensor peak {roof.tensor_flops / 1e12:.0f} TFLOP/s" if roof.tensor_flops else "")
+                    + f", DRAM {roof.peak_bandwidth / 1e12:.2f} TB/s)")
     report.note(f"roofline written to {plot}")
+
+
+def roof_clock(kernel) -> str:
+    hz = kernel.get("sm__cycles_elapsed.avg.per_second")
+    return f"{hz / 1e6:.0f} MHz" if hz else "as measured"

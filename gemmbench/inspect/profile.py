@@ -28,12 +28,13 @@ PERMISSION_HINT = ("ncu may not read the GPU's performance counters (ERR_NVGPUCT
                    "the driver with NVreg_RestrictProfilingToAdminUsers=0")
 
 
+# where the toolkit and the Nsight Compute installer put ncu when PATH lacks it
+NCU_LOCATIONS = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
+
+
 def find_ncu() -> str:
-    path = find_tool("ncu")
+    path = find_tool("ncu") or next((p for p in NCU_LOCATIONS if os.access(p, os.X_OK)), None)
     if path is None:
-        for candidate in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu"):
-            if os.access(candidate, os.X_OK):
-                return candidate
         raise UserError(f"profile needs ncu (Nsight Compute), not found on PATH: {NCU_HINT}")
     return path
 
@@ -161,11 +162,9 @@ SUMMARY_METRICS = (
     ("achieved occupancy", "%", ("sm__warps_active.avg.pct_of_peak_sustained_active",)),
     ("FMA pipe", "%", ("sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
                        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active")),
-    ("tensor pipe", "%", ("sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
-                          "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
-                          "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-                          "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active")),
-    ("issue slots busy", "%", ("sm__inst_issued.avg.pct_of_peak_sustained_active",)),
+    ("tensor pipe", "%", ("sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+                          "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active")),
+    ("issue slots busy", "%", ("smsp__issue_active.avg.pct_of_peak_sustained_active",)),
     ("DRAM throughput", "%", ("dram__throughput.avg.pct_of_peak_sustained_elapsed",
                               "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed")),
     ("L2 throughput", "%", ("lts__throughput.avg.pct_of_peak_sustained_elapsed",)),
@@ -212,13 +211,3 @@ def stall_reasons(kernel: KernelProfile, top: int = 8) -> list[tuple[str, float,
     total = sum(stalls.values())
     ranked = sorted(stalls.items(), key=lambda item: -item[1])[:top]
     return [(reason, value, value / total if total else 0.0) for reason, value in ranked]
-
-
-def counted_fp32_flops(kernel: KernelProfile) -> float | None:
-    """FP32 operations the SASS executed (FFMA counts two); tensor-core work is not in these counters."""
-    ffma = kernel.get("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum")
-    fadd = kernel.get("smsp__sass_thread_inst_executed_op_fadd_pred_on.sum")
-    fmul = kernel.get("smsp__sass_thread_inst_executed_op_fmul_pred_on.sum")
-    if ffma is None or fadd is None or fmul is None:
-        return None
-    return 2 * ffma + fadd + fmul
