@@ -3,16 +3,17 @@ errors, from CSVs captured on the H200 (tests/data) and a fake ncu."""
 
 import os
 import stat
-import sys
 from pathlib import Path
 
 import pytest
 
 from gemmbench import cli
+from gemmbench.backend import Shape
 from gemmbench.inspect import commands
-from gemmbench.inspect.profile import (PERMISSION_HINT, KernelProfile, ncu_failure, parse_raw_csv, stall_reasons,
+from gemmbench.inspect.profile import (PERMISSION_HINT, ncu_failure, parse_raw_csv, stall_reasons,
                                        summary)
-from gemmbench.inspect.roofline import Point, Roof, executed_flops, plot_roofline, point_for, roof_from_profile
+from gemmbench.inspect.roofline import Point, Roof, executed_flops, point_for, roof_from_profile
+from gemmbench.rungs import get_spec
 
 DATA = Path(__file__).parent / "data"
 FLOPS_4096 = 2 * 4096 ** 3
@@ -105,7 +106,7 @@ def test_roofline_from_the_h200_profiles():
 def test_plot_from_the_captured_profile(tmp_path):
     plot = tmp_path / "roofline.png"
     commands._plot(kernels("ncu_raw_rung14_h200.csv"), {"entry": "sgemm", "gpu": "NVIDIA H200"},
-                   cli.get_spec("gpu", 14), commands.Shape(4096, 4096, 4096), plot)
+                   get_spec("gpu", 14), Shape(4096, 4096, 4096), plot)
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["roofline.png"]  # nothing half-written left
 

@@ -115,7 +115,7 @@ def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str) -> No
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     tensor = roof.tensor_flops is not None
     intensities = [p.intensity for p in points] + [roof.ridge(), roof.ridge(tensor)]
@@ -141,6 +141,7 @@ def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str) -> No
     ax.set_yscale("log")
     plain = FuncFormatter(lambda v, _: f"{v:g}")
     for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))  # 1-2-5 labels, plain numbers
         axis.set_major_formatter(plain)
         axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("arithmetic intensity (executed FLOP per DRAM byte)")
