@@ -344,6 +344,63 @@ def list_rungs(device, fmt):
     reporter.show_ladder(ladder(device), device)
     return 0
 
+# --------------------------------------------------------------------------
+# instruments: why a rung is fast (gemmbench.inspect)
+# --------------------------------------------------------------------------
+
+def _gpu_spec(kernel_id: int):
+    try:
+        return get_spec("gpu", kernel_id)
+    except KeyError as exc:
+        raise UserError(exc.args[0])
+
+
+def _default_shape(m, n, k):
+    from .backend import Shape
+    return Shape(m or 4096, n or 4096, k or 4096)
+
+
+@cli.command()
+@click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True,
+              help="Rung ids (repeatable; default: every rung).")
+@_shape_options
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON on stdout.")
+def info(kernel_ids, m, n, k, as_json):
+    """Occupancy at a shape: registers, shared memory, blocks per SM and the limit that binds."""
+    from .inspect import commands
+    specs = [_gpu_spec(i) for i in dict.fromkeys(kernel_ids)] if kernel_ids else list(ladder("gpu"))
+    return commands.info(specs, _default_shape(m, n, k), as_json)
+
+
+@cli.command()
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id.")
+@click.option("--ptx", "kind", flag_value="ptx", help="Show the PTX.")
+@click.option("--sass", "kind", flag_value="sass", default=True, help="Show the SASS (default).")
+@click.option("--arch", default=None, help="Build for this architecture (sm_80, sm_90, ...) without a GPU, "
+                                           "with the rung's default parameters.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the listing to this file instead of stdout.")
+@_shape_options
+def asm(kernel_id, kind, arch, output, m, n, k):
+    """A rung's PTX or SASS as gemmbench builds it, and its main loop's instruction mix."""
+    from .inspect import commands
+    return commands.asm(_gpu_spec(kernel_id), _default_shape(m, n, k), kind, arch, output)
+
+
+@cli.command()
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id (0: cuBLAS).")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also draw the profiled kernels on the GPU's roofline into this PNG (needs matplotlib).")
+@click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where to keep the .ncu-rep (default: under --results-dir).")
+@click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
+              show_default=True, help="Where the report is kept.")
+@_shape_options
+def profile(kernel_id, plot, export, results_dir, m, n, k):
+    """Nsight Compute on one call of a rung: pipes, memory, occupancy and warp stalls."""
+    from .inspect import commands
+    return commands.profile(_gpu_spec(kernel_id), _default_shape(m, n, k), plot, export, results_dir)
+
 
 def _one_line(message: str) -> str:
     """A message as the single stderr line the error contract promises."""

@@ -77,11 +77,11 @@ def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], fo
     into the disk cache; yields (params, None) or (params, nvcc's first line)
     in the order given."""
     from concurrent.futures import ThreadPoolExecutor
-    from .gpu.compile import compile_only
+    from .gpu.compile import cubin
 
     def build(params: dict) -> str | None:
         try:
-            compile_only(spec, compute_capability, params)
+            cubin(spec, compute_capability, params)
             return None
         except Exception as exc:  # pycuda's CompileError carries nvcc's output
             text = str(exc).strip()

@@ -107,7 +107,7 @@ def load_source(source: str, entry: str, compute_capability: tuple[int, int]):
 
 
 def _build(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None):
-    """(source, options, arch, code): one place, so that compile_only fills
+    """(source, options, arch, code): one place, so that cubin() fills
     exactly the cache entry load_module later reads."""
     return (expand_source(spec), tuple(nvcc_options(spec, params)), *target_for(spec, compute_capability))
 
@@ -118,14 +118,10 @@ def load_module(spec: KernelSpec, compute_capability: tuple[int, int], params: P
 
 
 def cubin(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> bytes:
-    """The rung's cubin, through the disk cache (nvcc runs only on a miss),
-    without touching the CUDA context. Raises pycuda's CompileError."""
+    """The rung's cubin, the very image load_module loads, through the disk
+    cache (nvcc runs only on a miss), without touching the CUDA context: a
+    tuner builds many candidates in threads, load_module then hits the cache.
+    Raises pycuda's CompileError with nvcc's message."""
     from pycuda.compiler import compile as nvcc_compile
     source, options, arch, code = _build(spec, compute_capability, params)
     return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
-
-
-def compile_only(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> None:
-    """Run nvcc into the disk cache, so a tuner can build many candidates in
-    threads; load_module then hits the cache."""
-    cubin(spec, compute_capability, params)

@@ -1,0 +1,162 @@
+"""The three instruments as functions of KernelSpecs: ``info``, ``asm`` and
+``profile``. cli.py parses the options and calls these; each returns an exit
+code, or raises UserError (one line, exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from ..backend import Shape
+from ..errors import UserError
+from ..spec import KernelSpec
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        raise UserError(f"could not write {path}: {exc.strerror or exc}")
+
+
+# --------------------------------------------------------------------------
+# info
+# --------------------------------------------------------------------------
+
+def info(specs: list[KernelSpec], shape: Shape, as_json: bool) -> int:
+    from . import report
+    from .gpu import inspect_occupancy, load_shape, open_backend
+    from .occupancy import Occupancy
+    backend = open_backend("info")
+    load_shape(backend, shape)
+    rows = inspect_occupancy(backend, specs, shape)
+    if as_json:
+        out = [r.to_dict() if isinstance(r, Occupancy) else {"kernel_id": r.spec.id, "name": r.spec.name,
+                                                             "not_inspected": r.reason} for r in rows]
+        sys.stdout.write(json.dumps({"gpu": backend.info.name, "shape": [shape.M, shape.N, shape.K],
+                                     "kernels": out}, indent=2) + "\n")
+    else:
+        report.show_info(rows, shape, backend.info.name)
+    return 0
+
+
+# --------------------------------------------------------------------------
+# asm
+# --------------------------------------------------------------------------
+
+def _target(spec: KernelSpec, shape: Shape, arch: str | None):
+    """(record that is built, compute capability, params, where they come from)."""
+    from .asm import parse_arch
+    if arch is not None:  # static: no GPU needed, the record's defaults
+        cc = parse_arch(arch)
+        run_spec = spec.for_device(cc)
+        return run_spec, cc, dict(run_spec.params), "record defaults"
+    from .gpu import NotInspected, load_shape, open_backend, prepare
+    try:
+        backend = open_backend("asm")
+    except UserError as exc:
+        raise UserError(f"{exc}; or give --arch sm_XX to build for an architecture without one")
+    load_shape(backend, shape)
+    prepared = prepare(backend, spec, shape)
+    if isinstance(prepared, NotInspected):
+        raise UserError(f"rung {spec.id}: {prepared.reason}")
+    return prepared.spec, backend.info.compute_capability, prepared.params, prepared.params_source
+
+
+def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Path | None) -> int:
+    from . import report
+    from .asm import build_listing, loop_mix, main_function, parse_listing
+    if spec.is_baseline:
+        raise UserError(f"rung {spec.id} ({spec.name}) is a library kernel: it has no source to show")
+    run_spec, cc, params, source = _target(spec, shape, arch)
+    listing = build_listing(run_spec, cc, params, kind)
+    report.note(f"{run_spec.name}: {listing.command}  (parameters: {source})")
+    if output is not None:
+        _write_atomically(output, listing.text)
+        report.note(f"{kind.upper()} written to {output}")
+    else:
+        sys.stdout.write(listing.text)
+    report.show_mix(loop_mix(main_function(parse_listing(listing), run_spec.entry)))
+    return 0
+
+
+# --------------------------------------------------------------------------
+# profile
+# --------------------------------------------------------------------------
+
+def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | None, results_dir: Path) -> int:
+    from . import report
+    from .profile import (export_csv, find_ncu, parse_raw_csv, profile_command, run_profile, stall_reasons,
+                          summary)
+    ncu = find_ncu()
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UserError("--plot needs matplotlib: pip install 'gemmbench[plot]'")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path = export or results_dir / f"profile-rung{spec.id}-{shape}-{stamp}.ncu-rep"
+    if path.suffix != ".ncu-rep":
+        raise UserError(f"--export {path}: the name must end in .ncu-rep")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"could not create {path.parent}: {exc.strerror or exc}")
+    partial = path.with_name(f".{path.stem}.partial.ncu-rep")  # renamed once complete
+    report.note(f"ncu on one call of rung {spec.id} at {shape} after warm-up (a minute or so: ncu replays "
+                f"the kernel once per counter pass)")
+    try:
+        runs = run_profile(profile_command(ncu, str(partial), [spec.id], shape.M, shape.N, shape.K))
+        for run in runs:
+            if "skipped" in run:
+                raise UserError(f"rung {spec.id} cannot run here: {run['skipped']}")
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+    text = export_csv(ncu, str(path))
+    _write_atomically(path.with_suffix(".csv"), text)
+    kernels = parse_raw_csv(text)
+    if not kernels:
+        raise UserError(f"ncu recorded no kernel in {path}")
+    run = runs[0] if runs else {}
+    params = " ".join(f"{k}={v}" for k, v in (run.get("params") or {}).items())
+    for kernel in kernels:
+        report.show_profile(kernel.name, summary(kernel), stall_reasons(kernel),
+                            [f"{run.get('gpu', '')}, rung {spec.id} {spec.name} at {shape}"
+                             + (f", {params} ({run.get('params_source')})" if params else "")])
+    if plot is not None:
+        _plot(kernels, run, spec, shape, plot)
+    report.note(f"report kept for the GUI (ncu-ui): {path}; raw CSV: {path.with_suffix('.csv')}")
+    return 0
+
+
+def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path) -> None:
+    from . import report
+    from .roofline import plot_roofline, point_for, roof_from_profile
+    main = next((k for k in kernels if k.name == run.get("entry", "sgemm")), kernels[-1])
+    roof = roof_from_profile(main)
+    if roof is None:
+        raise UserError("the profile lacks the peak metrics a roofline needs (ncu --set full has them)")
+    points = [p for p in (point_for(k, k.name) for k in kernels) if p]
+    if not points:
+        raise UserError("no profiled kernel has a duration, DRAM bytes and FLOP counts: nothing to plot")
+    plot_roofline(roof, points, plot, f"rung {spec.id} {spec.name} at {shape} on {run.get('gpu', 'the GPU')} "
+                                      f"(SM clock {roof_clock(main)})")
+    for p in points:
+        report.note(f"roofline: {p.label}: {p.flops_per_second / 1e12:.2f} TFLOP/s executed at {p.intensity:.0f} "
+                    f"FLOP per DRAM byte, {100 * p.share_of_roof(roof):.0f}% of its roof there (FP32 peak "
+                    f"{roof.peak_flops / 1e12:.1f} TFLOP/s"
+                    + (f", TF32 tensor peak {roof.tensor_flops / 1e12:.0f} TFLOP/s" if roof.tensor_flops else "")
+                    + f", DRAM {roof.peak_bandwidth / 1e12:.2f} TB/s)")
+    report.note(f"roofline written to {plot}")
+
+
+def roof_clock(kernel) -> str:
+    hz = kernel.get("sm__cycles_elapsed.avg.per_second")
+    return f"{hz / 1e6:.0f} MHz" if hz else "as measured"
