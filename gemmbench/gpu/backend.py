@@ -9,7 +9,7 @@ from ..spec import KernelSpec, Params
 from . import compile as kernels
 from . import drivers
 from .cublas import Cublas, CublasUnavailable
-from .device import free_memory, gpu_info, nvcc_version, open_device, sm_clock_now
+from .device import free_memory, gpu_identity, gpu_info, nvcc_version, open_device, sm_clock_now
 from .timing import EventTimer
 
 
@@ -22,12 +22,14 @@ def bytes_needed(shape: Shape, itemsize: int = 4) -> int:
 
 
 class GpuBackend:
-    """Runs the GPU ladder on device 0 (see gemmbench.backend.Backend)."""
+    """Runs the GPU ladder on one device, CUDA's ``ordinal`` (see
+    gemmbench.backend.Backend). One per process: CUDA contexts are per process."""
 
     device = "gpu"
 
-    def __init__(self, log=None, tuning=None):
-        self.cuda, device = open_device()
+    def __init__(self, log=None, tuning=None, ordinal: int = 0):
+        self.cuda, device = open_device(ordinal)
+        self.ordinal = ordinal
         self.max_shared_bytes = device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         self.tuning = tuning  # a gemmbench.tuning.TuningCache, or None to ignore tuned parameters
         self.info = gpu_info()
@@ -57,7 +59,8 @@ class GpuBackend:
         return self._cublas[precision]
 
     def environment(self) -> dict:
-        env = {"gpu": self.info.to_dict(), "nvcc": nvcc_version(), **sm_clock_now()}  # nvcc: memoized
+        env = {"gpu": {**self.info.to_dict(), **gpu_identity()}, "nvcc": nvcc_version(),  # nvcc: memoized
+               **sm_clock_now()}
         try:
             env["cublas"] = self.cublas.version
         except SkipKernel as exc:
