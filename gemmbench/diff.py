@@ -186,11 +186,19 @@ def _facts(record: RunRecord, version) -> dict:
     cpu = env.get("cpu") or {}
     blas = ", ".join(f"{b.get('internal_api')} {b.get('version')}" for b in cpu.get("blas") or [])
     facts = {"device": record.device, "GPU": gpu.get("name"), "GPU UUID": gpu.get("uuid"),
-             "SM clock (MHz)": env.get("sm_clock_mhz"), "driver": gpu.get("driver_version"),
+             "SM clock (MHz)": _clock(record), "driver": gpu.get("driver_version"),
              "CUDA": gpu.get("cuda_driver_api"), "cuBLAS": env.get("cublas"), "CPU": cpu.get("cpu"),
              "BLAS": blas or None, "gemmbench": version,
              "cache": "cold L2" if record.options.get("flush_l2") else "warm"}
     return facts
+
+
+def _clock(record: RunRecord):
+    """The median SM clock the GPU rows ran at (NVML, after each kernel's
+    samples); the record's start-up reading only when rows have none."""
+    clocks = sorted(r.notes["sm_clock_mhz"] for r in record.results
+                    if r.device == "gpu" and isinstance(r.notes.get("sm_clock_mhz"), (int, float)))
+    return round(float(np.median(clocks))) if clocks else record.environment.get("sm_clock_mhz")
 
 
 def environment_differences(old: RunRecord, new: RunRecord, versions=(None, None)) -> list[str]:

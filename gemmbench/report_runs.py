@@ -89,14 +89,24 @@ def gpu_summary_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
             table.append([str(index), gpu.get("name") or "?", gpu.get("pci_bus_id") or "?",
                           f"worker failed: {env['error']}"] + [""] * (len(header) - 4))
             continue
+        mine = [r for r in record.results if r.gpu == index]
+        clock = run_clock(mine) or after.get("sm_clock_mhz")
+        throttle = sorted({t for r in mine for t in r.notes.get("throttle") or []} | set(after.get("throttle") or []))
         table.append([
             str(index), gpu.get("name") or "?", gpu.get("pci_bus_id") or "?",
             format_number(base.gflops if base else None),
             f"{best.kernel_id} {kernel_label(best)}" if best else "-", format_number(best.gflops if best else None),
-            str(after.get("sm_clock_mhz", "-")), str(after.get("temperature_c", "-")),
-            format_number(after.get("power_w"), 0), ", ".join(after.get("throttle") or []) or "none",
+            format_number(clock, 0), str(after.get("temperature_c", "-")),
+            format_number(after.get("power_w"), 0), ", ".join(throttle) or "none",
             _ratio(base, base_median), _ratio(best, best_median)])
     return header, table
+
+
+def run_clock(results: list[KernelResult]) -> float | None:
+    """The median SM clock read right after each kernel's samples: the clock
+    the kernels ran at (a reading before the run may see an idle GPU)."""
+    return _median(r.notes["sm_clock_mhz"] for r in results
+                   if r.device == "gpu" and isinstance(r.notes.get("sm_clock_mhz"), (int, float)))
 
 
 def _median(values) -> float | None:
@@ -110,8 +120,9 @@ def _ratio(result: KernelResult | None, median: float | None) -> str:
 
 def show_gpu_summary(reporter: Reporter, record: RunRecord) -> None:
     header, rows = gpu_summary_rows(record)
-    notes = ["SM clock, temperature, power and throttle reasons read by NVML after each GPU's last kernel; "
-             "ratios are over the median of this host's GPUs (a slow or throttled GPU reads below 1)."]
+    notes = ["SM MHz: median of the clock read after each kernel's samples; throttle: any reason seen then; "
+             "temperature and power: read after the GPU's last kernel (NVML). Ratios are over the median of "
+             "this host's GPUs: a slow or throttled GPU reads below 1."]
     reporter.show(_table("gemmbench compare · per GPU", header, rows, left=("name", "best rung", "throttle", "PCI")),
                   header, rows, lines_after=notes)
 

@@ -43,6 +43,8 @@ class Session:
     @staticmethod
     def _resolve_gpus(gpu, gpus, device) -> list[int] | None:
         """The GPUs of --gpus (validated, before any context exists), or None."""
+        if gpu is not None and device == "cpu":
+            raise UserError(f"--gpu {gpu} picks a GPU: it does not go with --device cpu")
         if gpus is None:
             return None
         if gpu is not None:

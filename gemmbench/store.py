@@ -67,7 +67,10 @@ def current_writer() -> str | None:
 def record_label(record: RunRecord) -> str:
     gpu = record.environment.get("gpu") or {}
     where = gpu.get("name") if record.device == "gpu" else (record.environment.get("cpu") or {}).get("cpu")
-    if gpu.get("index") is not None and record.device == "gpu":
+    gpus = record.environment.get("gpus")
+    if gpus and record.device == "gpu":
+        where = f"{where} #{','.join(sorted(gpus, key=int))}"
+    elif gpu.get("index") is not None and record.device == "gpu":
         where = f"{where} #{gpu['index']}"
     return f"{where or record.device.upper()} {record.created[:16].replace('T', ' ')}"
 

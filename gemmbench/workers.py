@@ -194,6 +194,8 @@ def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str,
             save(record, path)
         advance(f"GPU {result.gpu if result.gpu is not None else '-'}: {result.name} {result.shape}")
 
+    if getattr(session, "gpu", None) is not None:
+        _warm_compile_cache(session.gpu, gpu_entries, shapes)
     steps = sum(len(o.rows) * len(o.shapes) for o in orders) + len(cpu_entries) * len(shapes)
     reporter.note(f"{command} on GPUs {', '.join(map(str, session.gpus))}: one worker process each")
     with reporter.progress(steps, command) as advance:
@@ -225,3 +227,29 @@ def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str,
     if path is not None:
         save(record, path)
     return record, 1 if record.failed or failed_workers else 0
+
+
+def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
+    """nvcc for every rung at every shape once, here, in parallel threads, so
+    the workers load from the disk cache instead of each compiling the same
+    kernels at the same time. A kernel that does not compile is left to its
+    worker, which reports it as a FAIL row."""
+    from concurrent.futures import ThreadPoolExecutor
+    from .gpu.compile import compile_only
+    cc = gpu.info.compute_capability
+    jobs = {}
+    for e in entries:
+        if e.spec.is_baseline or cc < e.spec.min_cc:
+            continue
+        run_spec = e.spec.for_device(cc)
+        for shape in shapes:
+            params = e.params if e.params is not None else gpu.resolved_params(run_spec, shape)[0]
+            jobs[(e.spec.id, e.spec.precision, repr(sorted(params.items())))] = (run_spec, params)
+
+    def build(job):
+        try:
+            compile_only(job[0], cc, job[1])
+        except Exception:
+            pass
+    with ThreadPoolExecutor() as pool:
+        list(pool.map(build, jobs.values()))

@@ -2,6 +2,7 @@
 a fake backend for --gpu, stand-in worker functions for --gpus (real spawned
 processes, no CUDA)."""
 
+import csv
 import io
 import json
 import os
@@ -142,10 +143,10 @@ def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):
     saved = json.loads(path.read_text())
     assert [r["gpu"] for r in saved["results"]] == [0, 0, 1, 1] and set(saved["environment"]["gpus"]) == {"0", "1"}
     out = _rendered(record)
-    summary = out.splitlines()[out.splitlines().index(next(l for l in out.splitlines() if l.startswith("GPU,name")))
-                                :]
-    gpu0, gpu1 = summary[1].split(","), summary[2].split(",")
-    assert gpu0[0] == "0" and gpu1[0] == "1" and gpu1[6] == "1880" and gpu1[7] == "41"
+    lines = out.splitlines()
+    summary = list(csv.reader(lines[lines.index(next(l for l in lines if l.startswith("GPU,name"))):]))
+    gpu0, gpu1 = summary[1], summary[2]
+    assert gpu0[0] == "0" and gpu1[0] == "1" and gpu1[6] == "1,880" and gpu1[7] == "41"
     assert float(gpu1[-2]) < 1 < float(gpu0[-2])  # GPU 1 is the slow one: below the host's median
     assert out.count("rung,kernel") == 2  # one results table per GPU
     assert _rendered(load(path).record) == out  # show prints what the run printed
@@ -221,6 +222,7 @@ def test_gpu_option_opens_that_gpu(fake_gpus):
     (["sizes", "--sweep", "8,16", "--gpus", "all", "--gpu", "0"], "not both"),
     (["tune", "-i", "12", "--gpus", "all", "--device", "cpu"], "--device cpu"),
     (["run", "-i", "1", "--gpus", "all"], "No such option"),
+    (["run", "-i", "1", "--gpu", "1", "--device", "cpu"], "does not go with --device cpu"),
     (["run", "-i", "1", "--device", "cpu", "--baseline", "/nonexistent.json"], "no such file"),
 ])
 def test_gpu_selection_errors_are_one_line(capsys, fake_gpus, args, fragment):
@@ -243,3 +245,39 @@ def test_baseline_diff_in_the_same_output(capsys, tmp_path):
     data = json.loads(capsys.readouterr().out)
     assert data["baseline_diff"]["baseline"] == str(saved) and len(data["baseline_diff"]["rows"]) == 2
     assert code == data["baseline_diff"]["exit_code"]
+
+
+def _gpu_count() -> int:
+    try:
+        from gemmbench.gpu.device import device_count
+        return device_count()
+    except Exception:
+        return 0
+
+
+@pytest.mark.skipif(_gpu_count() > 0, reason="checks the worker on a machine without a GPU")
+def test_the_real_worker_without_a_gpu_reports_why():
+    from gemmbench.workers import gpu_worker
+    seen = []
+    order = WorkOrder(0, {"seed": 0, "flush_l2": False, "verbose": False, "device": "gpu", "warmup": None,
+                          "min_samples": None, "max_samples": None, "budget": None, "no_tune_cache": True},
+                      [(0, "fp32", None)], [(8, 8, 8)])
+    run_workers([order], lambda gpu, kind, payload: seen.append((gpu, kind, payload)), gpu_worker)
+    assert len(seen) == 1 and seen[0][:2] == (0, "error") and "no usable GPU" in seen[0][2]
+
+
+@pytest.mark.gpu
+def test_compare_on_every_gpu_and_run_on_the_last(capsys, tmp_path):
+    count = _gpu_count()
+    fast = ["--warmup", "0", "--min-samples", "3", "--max-samples", "5", "--budget", "0", "-m", "256", "-n", "256",
+            "-k", "256", "--results-dir", str(tmp_path)]
+    code = cli.main(["compare", "-i", "2", "--gpus", "all", *fast, "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    loaded = load(next(tmp_path.glob("compare-gpu-*.json")))
+    gpus = {r.gpu for r in loaded.record.results if r.device == "gpu"}
+    assert gpus == set(range(count)) and _rendered(loaded.record) == out
+    code = cli.main(["run", "-i", "2", "--gpu", str(count - 1), *fast, "--no-save", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["environment"]["gpu"]["index"] == count - 1
+    assert data["environment"]["gpu"]["pci_bus_id"] and {r["gpu"] for r in data["results"]} == {count - 1}

@@ -85,7 +85,7 @@ class GpuBackend:
         self.B = gpuarray.to_gpu(problem.B)
         self.C = gpuarray.empty((problem.shape.M, problem.shape.N), np.float32)
 
-    def _params(self, run_spec: KernelSpec, shape: Shape) -> tuple[dict, str]:
+    def resolved_params(self, run_spec: KernelSpec, shape: Shape) -> tuple[dict, str]:
         """The parameters a rung runs with at a shape when none are given, and
         where they come from: "tuned" (the tuning cache), "selected" (the
         rung's per-shape choice) or "default"."""
@@ -108,7 +108,7 @@ class GpuBackend:
         if cc < spec.min_cc:
             raise SkipKernel("needs compute capability %d.%d" % spec.min_cc)
         run_spec = spec.for_device(cc)
-        p, source = (dict(params), "given") if params is not None else self._params(run_spec, shape)
+        p, source = (dict(params), "given") if params is not None else self.resolved_params(run_spec, shape)
         reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
