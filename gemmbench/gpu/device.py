@@ -182,7 +182,7 @@ def _nvml_handle_of(ordinal: int):
         return None
     try:
         _, device = open_device(ordinal)
-        return pynvml, pynvml.nvmlDeviceGetHandleByPciBusId(device.pci_bus_id())
+        return pynvml, pynvml.nvmlDeviceGetHandleByPciBusId(device.pci_bus_id().encode())
     except Exception:
         try:
             return pynvml, pynvml.nvmlDeviceGetHandleByIndex(ordinal)
