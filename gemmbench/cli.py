@@ -15,6 +15,7 @@ from . import __version__
 from .bench import Entry
 from .errors import UserError
 from .report import Reporter
+from .report_runs import show_record
 from .rungs import get_spec, ladder
 from .session import Session
 from .sweep import parse_sweep, sweep_shapes
@@ -124,7 +125,6 @@ def run(kernel_id, m, n, k, baseline, **opts):
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     entries = session.entries([0, kernel_id])
-    from .report_runs import show_record
     return session.execute("run", entries, [session.shape(m, n, k)], lambda r: show_record(reporter, r),
                            baseline=baseline)
 
@@ -149,7 +149,6 @@ def compare(all_rungs, kernel_ids, m, n, k, baseline, **opts):
     session = Session(opts, reporter)
     ids = [s.id for s in ladder(session.device)] if all_rungs else [0, *kernel_ids]
     entries = session.entries(ids, with_openblas=True, all_baselines=all_rungs)
-    from .report_runs import show_record
     return session.execute("compare", entries, [session.shape(m, n, k)], lambda r: show_record(reporter, r),
                            baseline=baseline)
 
@@ -185,7 +184,6 @@ def sizes(sweep, kernel_ids, plot, m, n, k, baseline, **opts):
     entries = session.entries(ids, all_baselines=not kernel_ids)
 
     def show(record):
-        from .report_runs import show_record
         show_record(reporter, record)
         if plot is not None:
             from .plot import plot_sweep
@@ -237,7 +235,6 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     cache = TuningCache()
 
     def show(record):
-        from .report_runs import show_record
         show_record(reporter, record)
         best = record.best_result(spec.id)
         if best is None:
@@ -275,7 +272,7 @@ def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter
               help="Draw a sizes record's GFLOP/s against size into this PNG (needs matplotlib).")
 def show(records, fmt, plot):
     """Saved records: one as its run printed it; several side by side."""
-    from .report_runs import show_record, show_side_by_side
+    from .report_runs import show_side_by_side
     from .store import load
     loaded = [load(path) for path in records]
     if plot is not None:

@@ -277,7 +277,19 @@ def test_compare_on_every_gpu_and_run_on_the_last(capsys, tmp_path):
     loaded = load(next(tmp_path.glob("compare-gpu-*.json")))
     gpus = {r.gpu for r in loaded.record.results if r.device == "gpu"}
     assert gpus == set(range(count)) and _rendered(loaded.record) == out
-    code = cli.main(["run", "-i", "2", "--gpu", str(count - 1), *fast, "--no-save", "--json"])
-    data = json.loads(capsys.readouterr().out)
-    assert code == 0 and data["environment"]["gpu"]["index"] == count - 1
+    # a process holds one GPU's context (this one now holds GPU 0's): another GPU needs a process of its own
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "gemmbench", "run", "-i", "2", "--gpu", str(count - 1), *fast,
+                           "--no-save", "--json"], capture_output=True, text=True)
+    data = json.loads(done.stdout)
+    assert done.returncode == 0 and data["environment"]["gpu"]["index"] == count - 1
     assert data["environment"]["gpu"]["pci_bus_id"] and {r["gpu"] for r in data["results"]} == {count - 1}
+
+
+def test_a_process_holds_one_gpu(monkeypatch):
+    import gemmbench.gpu.device as device
+    monkeypatch.setattr(device, "_opened", [0])
+    assert device.selected_ordinal() == 0
+    with pytest.raises(device.GpuUnavailable, match="GPU 0 is already open in this process; GPU 1 needs its own"):
+        device.open_device(1)
