@@ -14,6 +14,7 @@ import click
 from . import __version__, validate
 from .errors import UserError
 from .report import Reporter
+from .report_runs import show_record
 from .rungs import get_spec, ladder
 from .session import Session
 from .sweep import parse_sweep, sweep_shapes
@@ -153,6 +154,31 @@ def _kernel_file_options(f):
     return f
 
 
+# -- which GPUs, and a saved run to compare with (issue 10) -------------------
+
+def _gpu_option(f):
+    return click.option("--gpu", type=RUNG_ID, default=None,
+                        help="Which GPU, by CUDA's index (default 0; CUDA_VISIBLE_DEVICES is honoured).")(f)
+
+
+def _gpus_option(f):
+    return click.option("--gpus", default=None, metavar="all|0,2,3",
+                        help="Several GPUs, one worker process each: 'all' or a list of indices.")(f)
+
+
+def _baseline_option(f):
+    return click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="RECORD.json",
+                        help="Also diff this run against a saved record (exit 1 on a significant slowdown).")(f)
+
+
+def _load_baseline(path: Path | None):
+    """The --baseline record, validated before anything runs."""
+    if path is None:
+        return None
+    from .store import load
+    return load(path)
+
+
 def _reporter(opts: dict) -> Reporter:
     """Where output goes: with --json, stdout holds the JSON alone and notes
     stay off stderr too, unless -v asks for the log."""
@@ -179,15 +205,19 @@ def cli(ctx):
 @_shape_options
 @_kernel_file_options
 @_common_options
-def run(kernel_id, m, n, k, **opts):
+@_gpu_option
+@_baseline_option
+def run(kernel_id, m, n, k, baseline, **opts):
     """One rung (or kernel file) at one shape, beside the library baseline."""
     if kernel_id is None and not opts["kernel_files"]:
         raise UserError("nothing to run: give -i or --kernel-file")
     opts.update(kernel=kernel_id, m=m, n=n, k=k)
+    baseline = _load_baseline(baseline)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     entries = session.entries([0] if kernel_id is None else [0, kernel_id])
-    return session.execute("run", entries, [session.shape(m, n, k)], reporter.show_results)
+    return session.execute("run", entries, [session.shape(m, n, k)], lambda r: show_record(reporter, r),
+                           baseline=baseline)
 
 
 @cli.command()
@@ -196,18 +226,23 @@ def run(kernel_id, m, n, k, **opts):
 @_shape_options
 @_kernel_file_options
 @_common_options
-def compare(all_rungs, kernel_ids, m, n, k, **opts):
+@_gpu_option
+@_gpus_option
+@_baseline_option
+def compare(all_rungs, kernel_ids, m, n, k, baseline, **opts):
     """Rungs side by side at one shape, with cuBLAS and OpenBLAS."""
     if all_rungs and kernel_ids:
         raise UserError("give either --all or -i, not both")
     if not all_rungs and not kernel_ids and not opts["kernel_files"]:
         raise UserError("nothing to compare: give --all, one or more -i, or --kernel-file")
     opts.update(all=all_rungs, kernels=list(kernel_ids), m=m, n=n, k=k)
+    baseline = _load_baseline(baseline)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     ids = [s.id for s in ladder(session.device)] if all_rungs else [0, *kernel_ids]
     entries = session.entries(ids, with_openblas=True, all_baselines=all_rungs)
-    return session.execute("compare", entries, [session.shape(m, n, k)], reporter.show_results)
+    return session.execute("compare", entries, [session.shape(m, n, k)], lambda r: show_record(reporter, r),
+                           baseline=baseline)
 
 
 @cli.command()
@@ -221,7 +256,10 @@ def compare(all_rungs, kernel_ids, m, n, k, **opts):
 @_shape_options
 @_kernel_file_options
 @_common_options
-def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
+@_gpu_option
+@_gpus_option
+@_baseline_option
+def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
     """A size sweep: GFLOP/s of each kernel at each size."""
     opts.update(sweep=sweep, kernels=list(kernel_ids), m=m, n=n, k=k, plot=str(plot) if plot else None)
     try:
@@ -235,6 +273,7 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
         except ImportError as exc:
             raise UserError(str(exc))
         validate.check_plot_path(plot, overwrite)
+    baseline = _load_baseline(baseline)
     reporter = _reporter(opts)
     session = Session(opts, reporter)
     chosen = kernel_ids or opts["kernel_files"]  # kernel files alone: just them and the baselines
@@ -242,13 +281,13 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
     entries = session.entries(ids, all_baselines=not chosen)
 
     def show(record):
-        reporter.show_sweep(record)
+        show_record(reporter, record)
         if plot is not None:
             from .plot import plot_sweep
             plot_sweep(record, plot)
             reporter.note(f"plot written to {plot}")
 
-    return session.execute("sizes", entries, shapes, show)
+    return session.execute("sizes", entries, shapes, show, spread="shapes", baseline=baseline)
 
 
 @cli.command()
@@ -262,6 +301,8 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, **opts):
 @_shape_options
 @_kernel_file_options
 @_common_options
+@_gpu_option
+@_gpus_option
 def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
     if (kernel_id is None) == (not opts["kernel_files"]) or len(opts["kernel_files"]) > 1:
@@ -292,11 +333,12 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
     found, valid = candidates(run_spec, limit, opts["seed"])
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
+    opts["not_compiled"] = len(found) - len(built)  # saved, so 'show' prints the same summary
     entries = [e for e in session.entries([0] if users else [kernel_id]) if e.spec.is_baseline] + \
         [session.kernel_entry(gpu, spec, params=p) for p in built]
 
     def show(record):
-        reporter.show_tuning(record, top, len(found) - len(built))
+        show_record(reporter, record)
         best = record.best_result(spec.id)
         if best is None:
             reporter.note("no candidate passed verification: nothing stored")
@@ -309,7 +351,7 @@ def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
             reporter.note(note)
         reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
 
-    return session.execute("tune", entries, [shape], show)
+    return session.execute("tune", entries, [shape], show, spread="candidates")
 
 
 def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
@@ -324,6 +366,64 @@ def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter
             else:
                 reporter.note(f"does not compile: {params}: {error}")
     return built
+
+
+@cli.command()
+@click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table", show_default=True)
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Draw a sizes record's GFLOP/s against size into this PNG (needs matplotlib).")
+def show(records, fmt, plot):
+    """Saved records: one as its run printed it; several side by side."""
+    from .report_runs import show_side_by_side
+    from .store import load
+    loaded = [load(path) for path in records]
+    if plot is not None:
+        from .plot import plot_sweep, require_matplotlib
+        if len(loaded) != 1 or loaded[0].record.command != "sizes":
+            raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
+        try:
+            require_matplotlib()
+        except ImportError as exc:
+            raise UserError(str(exc))
+    reporter = Reporter(fmt)
+    for item in loaded:
+        if not item.complete:
+            reporter.note(f"{item.path}: the run did not finish (complete=false): showing what it saved")
+    if len(loaded) == 1:
+        show_record(reporter, loaded[0].record)
+    else:
+        show_side_by_side(reporter, [l.record for l in loaded], [l.label for l in loaded])
+    if plot is not None:
+        plot_sweep(loaded[0].record, plot)
+        reporter.note(f"plot written to {plot}")
+    return 0
+
+
+@cli.command()
+@click.argument("old", type=click.Path(path_type=Path))
+@click.argument("new", type=click.Path(path_type=Path))
+@click.option("--threshold", default="3%", show_default=True,
+              help="Slower by more than this (and significantly) is a regression.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table", show_default=True)
+def diff(old, new, threshold, as_json, fmt):
+    """Two saved records row by row; exit 1 when a row got significantly slower."""
+    import json
+    from .diff import diff_records, parse_threshold
+    from .report_runs import show_diff
+    from .store import load
+    try:
+        fraction = parse_threshold(threshold)
+    except ValueError as exc:
+        raise UserError(str(exc))
+    a, b = load(old), load(new)
+    result = diff_records(a.record, b.record, fraction, versions=(a.writer, b.writer))
+    if as_json:
+        click.echo(json.dumps({"old": str(a.path), "new": str(b.path), **result.to_dict()}, indent=2))
+    else:
+        show_diff(Reporter(fmt), result, f"{a.path} ({a.label})", f"{b.path} ({b.label})")
+    return result.exit_code
 
 
 @cli.command(name="list")

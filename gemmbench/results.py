@@ -37,6 +37,7 @@ class KernelResult:
     verification: Verification | None = None
     samples: list[float] = field(default_factory=list)  # seconds per call
     notes: dict = field(default_factory=dict)  # calls_per_sample, sm clock, ...
+    gpu: int | None = None  # which GPU ran it (CUDA's ordinal); None on the CPU
 
     @cached_property
     def stats(self) -> Stats | None:
@@ -58,7 +59,7 @@ class KernelResult:
             "params_source": self.params_source, "threads": self.threads,
             "verification": self.verification.to_dict() if self.verification else None,
             "samples_s": self.samples, "stats": s.to_dict() if s else None,
-            "gflops": self.gflops, "notes": self.notes,
+            "gflops": self.gflops, "notes": self.notes, "gpu": self.gpu,
         }
 
     @classmethod
@@ -68,17 +69,19 @@ class KernelResult:
                    d["status"], d.get("reason"), d.get("params") or {}, d.get("params_source", "default"),
                    d.get("threads"),
                    Verification(_inf_if_none(v["max_rel_error"]), v["tolerance"], v["nonfinite"]) if v else None,
-                   list(d.get("samples_s") or []), d.get("notes") or {})
+                   list(d.get("samples_s") or []), d.get("notes") or {}, d.get("gpu"))
 
 
 def baseline_for(result: KernelResult, results: list[KernelResult], ladder_device: str) -> KernelResult | None:
     """The library baseline that ``result`` is compared with: rung 0 of the
     command's ladder at the same shape (on the CPU, at the same thread count),
-    in the precision the result is compared at (TF32 rows with cuBLAS TF32);
+    in the precision the result is compared at (TF32 rows with cuBLAS TF32),
+    on the same GPU for a GPU row;
     library rows themselves are compared with the FP32 one."""
     precision = "fp32" if result.kernel_id == 0 else comparison_precision(result.precision)
     for base in results:
         if (base.kernel_id == 0 and base.device == ladder_device and base.shape == result.shape
+                and (result.gpu is None or base.gpu == result.gpu)
                 and base.precision == precision and base.status == "pass" and base.gflops
                 and (ladder_device != "cpu" or base.threads == result.threads)):
             return base

@@ -5,6 +5,7 @@ then running the plan, reporting and saving. No click here: errors are
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -35,12 +36,38 @@ class Session:
         self.no_gpu_reason: str | None = None
         self._fallback_told = False
         self.kernel_files = [str(f) for f in opts.get("kernel_files") or ()]
-        self.device, self.gpu = self._resolve_device(opts["device"])
+        self.gpus = self._resolve_gpus(opts.get("gpu"), opts.get("gpus"), opts["device"])
+        ordinal = self.gpus[0] if self.gpus else opts.get("gpu") or 0
+        # a GPU the user named must be there: no quiet fallback to the CPU
+        wanted = "gpu" if opts.get("gpu") is not None or self.gpus else opts["device"]
+        self.device, self.gpu = self._resolve_device(wanted, ordinal)
+        if self.gpus and len(self.gpus) == 1:  # one GPU: no worker process needed
+            self.gpus = None
         self._cpu = {}
         self._user_kernels = None
         self._isolated = {}
 
-    def _resolve_device(self, wanted: str):
+    @staticmethod
+    def _resolve_gpus(gpu, gpus, device) -> list[int] | None:
+        """The GPUs of --gpus (validated, before any context exists), or None."""
+        if gpu is not None and device == "cpu":
+            raise UserError(f"--gpu {gpu} picks a GPU: it does not go with --device cpu")
+        if gpus is None:
+            return None
+        if gpu is not None:
+            raise UserError("give either --gpu or --gpus, not both")
+        if device == "cpu":
+            raise UserError("--gpus runs on GPUs: it does not go with --device cpu")
+        from .gpu.device import GpuUnavailable, device_count
+        from .workers import parse_gpus
+        try:
+            return parse_gpus(gpus, device_count())
+        except GpuUnavailable as exc:
+            raise UserError(f"no usable GPU: {exc}")
+        except ValueError as exc:
+            raise UserError(str(exc))
+
+    def _resolve_device(self, wanted: str, ordinal: int):
         from .userkernel import device_of
         devices = {device_of(f) for f in self.kernel_files}
         if wanted == "auto" and devices:  # a kernel file names its device: .cu the GPU, .c the CPU
@@ -52,7 +79,7 @@ class Session:
             from .gpu.backend import GpuBackend
             from .tuning import TuningCache
             tuning = None if self.opts.get("no_tune_cache") else TuningCache()
-            return "gpu", GpuBackend(log=self.log, tuning=tuning)
+            return "gpu", GpuBackend(log=self.log, tuning=tuning, ordinal=ordinal)
         except GpuUnavailable as exc:
             cuda = [f for f in self.kernel_files if device_of(f) == "gpu"]
             if cuda:
@@ -176,6 +203,16 @@ class Session:
                                 f"--device cpu for the CPU ladder (rungs {min(cpu_ids)}-{max(cpu_ids)})") from None
             raise UserError(exc.args[0]) from None
 
+    def entries_from(self, rows: list) -> list[Entry]:
+        """GPU rows from their plain-data form (``workers.RowSpec``): how a
+        worker process rebuilds its share of a plan."""
+        def spec_of(kernel_id, precision):
+            for spec in ladder("gpu"):
+                if spec.id == kernel_id and spec.precision == precision:
+                    return spec
+            raise UserError(f"no GPU rung {kernel_id} in {precision}")
+        return [Entry(self.gpu, spec_of(kid, precision), params) for kid, precision, params in rows]
+
     def shape(self, m, n, k) -> Shape:
         size = DEFAULT_SIZE[self.device]
         return Shape(m or size, n or size, k or size)
@@ -201,6 +238,8 @@ class Session:
         env = {}
         if self.gpu is not None:
             env.update(self.gpu.environment())
+            from .report_runs import identity_line
+            env["notes"] = [identity_line(env["gpu"])]
         cpu = next((e.backend for e in entries if e.backend.device == "cpu"), None)
         if cpu is not None:
             env["cpu"] = cpu.environment()
@@ -234,37 +273,68 @@ class Session:
             if any(e.spec.id == kernel.spec.id for e in entries):
                 check_shapes(kernel, shapes)
 
-    def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show) -> int:
-        """Run the plan, saving after every kernel; print; return the exit code."""
-        record, path = self.run(command, entries, shapes)
-        if self.opts["as_json"]:
+    def saved_options(self) -> dict:
+        return {k: (str(v) if isinstance(v, Path) else v) for k, v in self.opts.items()}
+
+    def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show,
+                spread: str = "same", baseline=None) -> int:
+        """Run the plan (see ``run``); print it, and its diff against
+        ``baseline`` (a loaded record, gemmbench.store.Loaded); return the exit code."""
+        opts, reporter = self.opts, self.reporter
+        record, path, code = self.run(command, entries, shapes, spread)
+        diff = None
+        if baseline is not None:
+            from .diff import diff_records
+            from .store import current_writer
+            diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
+            code = max(code, diff.exit_code)
+        if opts["as_json"] and diff is None:
             sys.stdout.write(to_json(record, indent=2) + "\n")
+        elif opts["as_json"]:
+            data = {**json.loads(to_json(record)), "baseline_diff": {"baseline": str(baseline.path), **diff.to_dict()}}
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
         else:
             show(record)
+            if diff is not None:
+                from .report_runs import show_diff
+                from .store import record_label
+                show_diff(reporter, diff, f"{baseline.path} ({baseline.label})", f"this run ({record_label(record)})")
         if path is not None:
-            self.reporter.note(f"saved {path}")
+            reporter.note(f"saved {path}")
         for note in self.gpu.tuning.notes if self.gpu is not None and self.gpu.tuning is not None else ():
-            self.reporter.note(note)  # tuning cache entries that were ignored, and why
-        return 1 if record.failed else 0
+            reporter.note(note)  # tuning cache entries that were ignored, and why
+        return code
 
-    def run(self, command: str, entries: list[Entry], shapes: list[Shape]) -> tuple[RunRecord, Path | None]:
+    def run(self, command: str, entries: list[Entry], shapes: list[Shape],
+            spread: str = "same") -> tuple[RunRecord, Path | None, int]:
         """Run the plan, saving the record after every kernel (unless
-        --no-save); return it and where it was saved."""
+        --no-save); return it, where it was saved and the exit code.
+
+        With several GPUs (--gpus) the plan runs in one worker process per
+        GPU, ``spread`` saying how: "same" (every GPU runs it all), "shapes"
+        (the shapes are shared out) or "candidates" (the rows with given
+        parameters are shared out, the library rows run everywhere)."""
         opts, reporter = self.opts, self.reporter
         self.check(shapes, entries)
         self.check_user_geometry(entries, shapes)
-        plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"])
-        if self.log:
-            plan.log = self.log
-        saved = {k: (str(v) if isinstance(v, Path) else v) for k, v in opts.items()}
-        record = RunRecord(command, self.device, saved, self.environment(entries))
+        budget = self.budget()
         path = None if opts["no_save"] else new_result_path(opts["results_dir"], command, self.device)
-
-        with reporter.progress(plan.steps, command) as advance:
-            def on_result(result):
-                record.results.append(result)
-                if path is not None:
-                    save(record, path)
-                advance(f"{result.name} {result.shape}")
-            run_plan(plan, on_result)
-        return record, path
+        if self.gpus:
+            from .workers import run_on_gpus
+            record, code = run_on_gpus(self, command, entries, shapes, spread, path)
+        else:
+            plan = Plan(entries, shapes, opts["seed"], budget, opts["flush_l2"])
+            if self.log:
+                plan.log = self.log
+            record = RunRecord(command, self.device, self.saved_options(), self.environment(entries))
+            with reporter.progress(plan.steps, command) as advance:
+                def on_result(result):
+                    if result.device == "gpu":
+                        result.gpu = self.gpu.ordinal
+                    record.results.append(result)
+                    if path is not None:
+                        save(record, path)
+                    advance(f"{result.name} {result.shape}")
+                run_plan(plan, on_result)
+            code = 1 if record.failed else 0
+        return record, path, code

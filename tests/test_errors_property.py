@@ -22,7 +22,7 @@ VALUES = st.one_of(
 )
 
 
-def _checks_only(self, command, entries, shapes, show):
+def _checks_only(self, command, entries, shapes, show, **how):
     """Session.execute stopped after its checks: no kernel, no allocation."""
     self.check(shapes, entries)
     return 0

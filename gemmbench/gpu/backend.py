@@ -9,7 +9,7 @@ from ..spec import KernelSpec, Params
 from . import compile as kernels
 from . import drivers, tensormap
 from .cublas import Cublas, CublasUnavailable
-from .device import free_memory, gpu_info, nvcc_version, open_device, sm_clock_now
+from .device import free_memory, gpu_identity, gpu_info, nvcc_version, open_device, sm_clock_now
 from .timing import EventTimer
 
 
@@ -22,12 +22,14 @@ def bytes_needed(shape: Shape, itemsize: int = 4) -> int:
 
 
 class GpuBackend:
-    """Runs the GPU ladder on device 0 (see gemmbench.backend.Backend)."""
+    """Runs the GPU ladder on one device, CUDA's ``ordinal`` (see
+    gemmbench.backend.Backend). One per process: CUDA contexts are per process."""
 
     device = "gpu"
 
-    def __init__(self, log=None, tuning=None):
-        self.cuda, device = open_device()
+    def __init__(self, log=None, tuning=None, ordinal: int = 0):
+        self.cuda, device = open_device(ordinal)
+        self.ordinal = ordinal
         self.max_shared_bytes = device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         self.tuning = tuning  # a gemmbench.tuning.TuningCache, or None to ignore tuned parameters
         self.info = gpu_info()
@@ -57,7 +59,8 @@ class GpuBackend:
         return self._cublas[precision]
 
     def environment(self) -> dict:
-        env = {"gpu": self.info.to_dict(), "nvcc": nvcc_version(), **sm_clock_now()}  # nvcc: memoized
+        env = {"gpu": {**self.info.to_dict(), **gpu_identity()}, "nvcc": nvcc_version(),  # nvcc: memoized
+               **sm_clock_now()}
         try:
             env["cublas"] = self.cublas.version
         except SkipKernel as exc:
@@ -82,7 +85,7 @@ class GpuBackend:
         self.B = gpuarray.to_gpu(problem.B)
         self.C = gpuarray.empty((problem.shape.M, problem.shape.N), np.float32)
 
-    def _params(self, run_spec: KernelSpec, shape: Shape) -> tuple[dict, str]:
+    def resolved_params(self, run_spec: KernelSpec, shape: Shape) -> tuple[dict, str]:
         """The parameters a rung runs with at a shape when none are given, and
         where they come from: "tuned" (the tuning cache), "selected" (the
         rung's per-shape choice) or "default"."""
@@ -105,7 +108,7 @@ class GpuBackend:
         if cc < spec.min_cc:
             raise SkipKernel("needs compute capability %d.%d" % spec.min_cc)
         run_spec = spec.for_device(cc)
-        p, source = (dict(params), "given") if params is not None else self._params(run_spec, shape)
+        p, source = (dict(params), "given") if params is not None else self.resolved_params(run_spec, shape)
         reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
+import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -82,24 +83,47 @@ def _version(v: int) -> str:
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 
-@lru_cache(maxsize=None)
-def open_device(ordinal: int = 0):
+# One CUDA device per process (a multi-GPU run has one worker process per
+# GPU): the first ordinal opened is the one every later call means.
+_opened: list[int] = []
+
+
+def selected_ordinal() -> int:
+    """The ordinal this process opened (0 before any)."""
+    return _opened[0] if _opened else 0
+
+
+def open_device(ordinal: int | None = None):
     """Retain and push the device's primary context (the one the CUDA runtime,
-    and so cuBLAS, uses too); return (pycuda.driver, device). Cached: one
-    context per process."""
+    and so cuBLAS, uses too); return (pycuda.driver, device). Ordinals count
+    the GPUs CUDA_VISIBLE_DEVICES leaves visible; None means the one this
+    process already opened. Cached: one context per process."""
+    if ordinal is None:
+        ordinal = selected_ordinal()
+    if _opened and ordinal != _opened[0]:
+        raise GpuUnavailable(f"GPU {_opened[0]} is already open in this process; GPU {ordinal} needs its own")
+    return _open_device(ordinal)
+
+
+@lru_cache(maxsize=None)
+def _open_device(ordinal: int):
     try:
         import pycuda.driver as cuda
     except ImportError as exc:
         raise GpuUnavailable(_why_pycuda_is_missing(exc)) from None
     try:
         cuda.init()
-        if cuda.Device.count() <= ordinal:
+        count = cuda.Device.count()
+        if count == 0:
             raise GpuUnavailable("no CUDA device found")
+        if not 0 <= ordinal < count:
+            raise GpuUnavailable(f"no GPU {ordinal}: {_visible(count)}")
         device = cuda.Device(ordinal)
         context = device.retain_primary_context()
         context.push()
     except cuda.Error as exc:
         raise GpuUnavailable(f"CUDA driver: {exc}") from None
+    _opened.append(ordinal)
     atexit.register(context.pop)
     return cuda, device
 
@@ -124,7 +148,43 @@ def _why_pycuda_is_missing(exc: ImportError) -> str:
     return "pycuda is not installed: pip install -e '.[cuda]' in gemmbench's folder"
 
 
-def gpu_info(ordinal: int = 0) -> GpuInfo:
+def _visible(count: int) -> str:
+    mask = os.environ.get("CUDA_VISIBLE_DEVICES")
+    where = f" (CUDA_VISIBLE_DEVICES={mask})" if mask is not None else ""
+    return f"{count} GPU{'s' if count != 1 else ''} visible{where}, numbered 0-{count - 1}"
+
+
+def device_count() -> int:
+    """How many GPUs CUDA sees (after CUDA_VISIBLE_DEVICES), without creating
+    a context (a parent process that only plans should not hold one)."""
+    try:
+        import pycuda.driver as cuda
+    except ImportError as exc:
+        raise GpuUnavailable(_why_pycuda_is_missing(exc)) from None
+    try:
+        cuda.init()
+        return cuda.Device.count()
+    except cuda.Error as exc:
+        raise GpuUnavailable(f"CUDA driver: {exc}") from None
+
+
+def gpu_identity(ordinal: int | None = None) -> dict:
+    """Which physical GPU an ordinal is: index (as CUDA numbers it here), UUID
+    (from NVML, None without it) and PCI bus id, and the visibility mask."""
+    _, device = open_device(ordinal)
+    nvml = _nvml_handle()
+    uuid = None
+    if nvml is not None:
+        try:
+            uuid = nvml[0].nvmlDeviceGetUUID(nvml[1])
+            uuid = uuid.decode() if isinstance(uuid, bytes) else uuid
+        except Exception:
+            uuid = None
+    return {"index": selected_ordinal(), "uuid": uuid, "pci_bus_id": device.pci_bus_id(),
+            "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+def gpu_info(ordinal: int | None = None) -> GpuInfo:
     cuda, device = open_device(ordinal)
     attr = cuda.device_attribute
     return GpuInfo(
@@ -147,14 +207,28 @@ def free_memory() -> int:
 
 # --- NVML: clocks and throttling. Optional (nvidia-ml-py). -------------------
 
+def _nvml_handle(ordinal: int | None = None):
+    """NVML's handle of the CUDA device ``ordinal`` (default: this process's).
+    NVML numbers GPUs in PCI order and ignores CUDA_VISIBLE_DEVICES, so the
+    device is found by its PCI bus id, not by index."""
+    return _nvml_handle_of(selected_ordinal() if ordinal is None else ordinal)
+
+
 @lru_cache(maxsize=None)
-def _nvml_handle(ordinal: int = 0):
+def _nvml_handle_of(ordinal: int):
     try:
         import pynvml
         pynvml.nvmlInit()
-        return pynvml, pynvml.nvmlDeviceGetHandleByIndex(ordinal)
     except Exception:
         return None
+    try:
+        _, device = open_device(ordinal)
+        return pynvml, pynvml.nvmlDeviceGetHandleByPciBusId(device.pci_bus_id().encode())
+    except Exception:
+        try:
+            return pynvml, pynvml.nvmlDeviceGetHandleByIndex(ordinal)
+        except Exception:
+            return None
 
 
 def _nvml_driver() -> str | None:
@@ -339,3 +413,22 @@ def nvcc_version() -> str | None:
         return None
     lines = text.strip().splitlines()
     return lines[-1] if lines and "unknown" not in text else None
+
+
+def gpu_state() -> dict:
+    """Temperature and power draw of this process's GPU right now (empty
+    without NVML): with the SM clock, what tells a hot or capped GPU apart."""
+    nvml = _nvml_handle()
+    if nvml is None:
+        return {}
+    pynvml, handle = nvml
+    out = {}
+    try:
+        out["temperature_c"] = pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)
+    except Exception:
+        pass
+    try:
+        out["power_w"] = pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0
+    except Exception:
+        pass
+    return out

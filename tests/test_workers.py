@@ -1,0 +1,295 @@
+"""GPU selection and multi-GPU work sharing, with stand-ins for the GPU:
+a fake backend for --gpu, stand-in worker functions for --gpus (real spawned
+processes, no CUDA)."""
+
+import csv
+import io
+import json
+import os
+
+import pytest
+from rich.console import Console
+
+from gemmbench import cli
+from gemmbench.backend import Shape
+from gemmbench.report import Reporter
+from gemmbench.report_runs import show_record
+from gemmbench.results import KernelResult
+from gemmbench.store import load
+from gemmbench.verify import Verification
+from gemmbench.workers import WorkOrder, parse_gpus, plan_orders, run_on_gpus, run_workers, split
+
+
+# -- parsing and sharing out ------------------------------------------------------
+
+def test_parse_gpus():
+    assert parse_gpus("all", 4) == [0, 1, 2, 3]
+    assert parse_gpus("0,2,3", 4) == [0, 2, 3]
+    assert parse_gpus(" 3 , 1", 4) == [3, 1]
+    for text, fragment in [("0,4", "no GPU 4"), ("1,1", "twice"), ("x", "'all' or GPU indices"), ("", "indices")]:
+        with pytest.raises(ValueError, match=fragment):
+            parse_gpus(text, 4)
+    with pytest.raises(ValueError, match="no GPU is visible"):
+        parse_gpus("all", 0)
+
+
+def test_split_balances_cost_and_keeps_order():
+    sizes = [128, 256, 512, 1024, 2048, 4096]
+    parts = split(sizes, 2, cost=lambda s: s ** 3)
+    assert sorted(x for p in parts for x in p) == sizes
+    assert all(p == sorted(p) for p in parts)
+    assert parts[0] == [4096] and parts[1] == [128, 256, 512, 1024, 2048]  # 4096^3 outweighs the rest
+    even = split(list(range(10)), 3)
+    assert sorted(len(p) for p in even) == [3, 3, 4]
+    assert split([1], 3) == [[1], [], []]
+
+
+ROWS = [(0, "fp32", None), (0, "tf32", None), (12, "fp32", {"BM": 64}), (12, "fp32", {"BM": 128}),
+        (12, "fp32", {"BM": 256})]
+SHAPES = [Shape(s, s, s) for s in (256, 1024, 4096)]
+
+
+def test_plan_orders():
+    same = plan_orders([0, 1], {}, ROWS, SHAPES[:1], "same")
+    assert [(o.gpu, o.rows, o.shapes) for o in same] == [(0, ROWS, [(256,) * 3]), (1, ROWS, [(256,) * 3])]
+    by_shape = plan_orders([0, 1], {}, ROWS[:1], SHAPES, "shapes")
+    assert [o.shapes for o in by_shape] == [[(4096,) * 3], [(256,) * 3, (1024,) * 3]]
+    cands = plan_orders([2, 3], {}, ROWS, SHAPES[:1], "candidates")
+    assert [o.gpu for o in cands] == [2, 3]
+    assert all(o.rows[:2] == ROWS[:2] for o in cands)  # the library rows run on every GPU
+    assert sorted(r[2]["BM"] for o in cands for r in o.rows[2:]) == [64, 128, 256]
+    assert len(plan_orders([0, 1, 2, 3], {}, ROWS, SHAPES[:1], "candidates")) == 3  # no empty worker
+
+
+# -- stand-in workers: real 'spawn' processes, no CUDA --------------------------------
+
+def fake_gpu(index: int) -> dict:
+    return {"name": "Fake GPU", "compute_capability": "9.0", "sm_count": 132, "max_sm_clock_mhz": 1980.0,
+            "peak_fp32_tflops": 66.9, "driver_version": "580", "cuda_driver_api": "13.0", "index": index,
+            "uuid": f"GPU-{index}", "pci_bus_id": f"0000:{index:02x}:00.0"}
+
+
+def fake_worker(order: WorkOrder, outbox):
+    """Sends what a GPU worker sends; GPU 1 runs 5% slower. A worker whose
+    opts say so fails like a lost GPU, or dies without a word."""
+    fate = order.opts.get("fate", {}).get(str(order.gpu))
+    if fate == "die":
+        os._exit(3)
+    outbox.put((order.gpu, "environment", {"gpu": fake_gpu(order.gpu), "notes": [f"GPU {order.gpu}: Fake GPU"]}))
+    if fate == "lost":
+        outbox.put((order.gpu, "error", "LogicError: cuCtxSynchronize failed: GPU is lost"))
+        return
+    for dims in order.shapes:
+        for kid, precision, params in order.rows:
+            seconds = 1e-3 * (1 + kid / 10) * (1.05 if order.gpu == 1 else 1.0)
+            r = KernelResult("gpu", kid, f"rung{kid}", precision, Shape(*dims), "pass", params=params or {},
+                             params_source="given" if params else "default",
+                             verification=Verification(1e-7, 1e-5, 0), samples=[seconds] * 5, gpu=order.gpu)
+            outbox.put((order.gpu, "result", r.to_dict()))
+    outbox.put((order.gpu, "state", {"sm_clock_mhz": 1980 - 100 * order.gpu, "throttle": [],
+                                     "temperature_c": 40 + order.gpu, "power_w": 300.0}))
+    outbox.put((order.gpu, "done", None))
+
+
+def test_run_workers_reports_a_failed_worker_and_the_others_finish():
+    orders = [WorkOrder(g, {"fate": {"1": "lost", "2": "die"}}, ROWS[:1], [(64, 64, 64)]) for g in (0, 1, 2)]
+    seen = []
+    run_workers(orders, lambda gpu, kind, payload: seen.append((gpu, kind, payload)), fake_worker, poll_seconds=0.2)
+    kinds = {g: [k for gg, k, _ in seen if gg == g] for g in (0, 1, 2)}
+    assert kinds[0] == ["environment", "result", "state", "done"]
+    assert kinds[1] == ["environment", "error"]
+    assert kinds[2] == ["error"]
+    assert "exit code 3" in next(p for g, k, p in seen if g == 2)
+
+
+class FakeSession:
+    """What run_on_gpus needs of a Session, without a GPU."""
+
+    def __init__(self, gpus, fate=None):
+        self.gpus = gpus
+        self.opts = {"seed": 0, "flush_l2": False, "fate": fate or {}, "top": 5}
+        self.reporter = Reporter("csv", quiet=True)
+
+    def saved_options(self):
+        return dict(self.opts)
+
+    def environment(self, entries):
+        return {"gpu": fake_gpu(self.gpus[0])}
+
+    def budget(self):
+        raise AssertionError("no CPU rows here")
+
+
+class Entry:
+    def __init__(self, kid, precision="fp32", params=None):
+        self.backend = type("B", (), {"device": "gpu"})()
+        self.spec = type("S", (), {"id": kid, "precision": precision})()
+        self.params = params
+
+
+def _rendered(record, fmt="csv"):
+    reporter = Reporter(fmt)
+    reporter.out = Console(file=io.StringIO(), width=200, color_system=None)
+    show_record(reporter, record)
+    return reporter.out.file.getvalue()
+
+
+def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):
+    path = tmp_path / "compare.json"
+    entries = [Entry(0), Entry(12)]
+    record, code = run_on_gpus(FakeSession([0, 1]), "compare", entries, [Shape(64, 64, 64)], "same", path, fake_worker)
+    assert code == 0
+    assert [(r.gpu, r.kernel_id) for r in record.results] == [(0, 0), (0, 12), (1, 0), (1, 12)]
+    saved = json.loads(path.read_text())
+    assert [r["gpu"] for r in saved["results"]] == [0, 0, 1, 1] and set(saved["environment"]["gpus"]) == {"0", "1"}
+    out = _rendered(record)
+    lines = out.splitlines()
+    summary = list(csv.reader(lines[lines.index(next(l for l in lines if l.startswith("GPU,name"))):]))
+    gpu0, gpu1 = summary[1], summary[2]
+    assert gpu0[0] == "0" and gpu1[0] == "1" and gpu1[6] == "1,880" and gpu1[7] == "41"
+    assert float(gpu1[-2]) < 1 < float(gpu0[-2])  # GPU 1 is the slow one: below the host's median
+    assert out.count("rung,kernel") == 2  # one results table per GPU
+    assert _rendered(load(path).record) == out  # show prints what the run printed
+
+
+def test_a_lost_gpu_is_reported_and_the_other_finishes(tmp_path):
+    path = tmp_path / "compare.json"
+    record, code = run_on_gpus(FakeSession([0, 1, 2], fate={"1": "lost"}), "compare", [Entry(0), Entry(12)],
+                               [Shape(64, 64, 64)], "same", path, fake_worker)
+    assert code == 1
+    assert {r.gpu for r in record.results} == {0, 2}
+    assert "GPU is lost" in record.environment["gpus"]["1"]["error"]
+    out = _rendered(load(path).record)
+    assert "worker failed: LogicError: cuCtxSynchronize failed: GPU is lost" in out
+
+
+def test_sizes_share_the_shapes_and_tune_the_candidates(tmp_path):
+    sizes, code = run_on_gpus(FakeSession([0, 1]), "sizes", [Entry(0)], SHAPES, "shapes", None, fake_worker)
+    assert code == 0 and [(r.shape.M, r.gpu) for r in sizes.results] == [(256, 1), (1024, 1), (4096, 0)]
+    assert any("shapes shared out" in n for n in sizes.environment["notes"])
+    entries = [Entry(0)] + [Entry(12, params={"BM": bm}) for bm in (64, 128, 256)]
+    tune, code = run_on_gpus(FakeSession([0, 1]), "tune", entries, SHAPES[:1], "candidates", None, fake_worker)
+    candidates = [r for r in tune.results if r.kernel_id == 12]
+    assert code == 0 and sorted(r.params["BM"] for r in candidates) == [64, 128, 256]
+    assert {r.gpu for r in candidates} == {0, 1} and [r.gpu for r in tune.results if r.kernel_id == 0] == [0, 1]
+    assert "rank,kernel,parameters" in _rendered(tune)
+
+
+# -- --gpu / --gpus through the command line, with a stand-in backend -------------------
+
+class FakeGpuBackend:
+    device = "gpu"
+    opened = []
+
+    def __init__(self, log=None, tuning=None, ordinal=0):
+        FakeGpuBackend.opened.append(ordinal)
+        self.ordinal = ordinal
+        raise_after = os.environ.get("FAKE_GPU_COUNT")
+        if raise_after is not None and ordinal >= int(raise_after):
+            from gemmbench.gpu.device import GpuUnavailable
+            raise GpuUnavailable(f"no GPU {ordinal}: {raise_after} GPUs visible")
+
+
+@pytest.fixture
+def fake_gpus(monkeypatch):
+    import gemmbench.gpu.backend as gpu_backend
+    import gemmbench.gpu.device as device
+    FakeGpuBackend.opened = []
+    monkeypatch.setattr(gpu_backend, "GpuBackend", FakeGpuBackend)
+    monkeypatch.setattr(device, "device_count", lambda: 2)
+    monkeypatch.setenv("FAKE_GPU_COUNT", "2")
+    return FakeGpuBackend
+
+
+def test_gpu_option_opens_that_gpu(fake_gpus):
+    from gemmbench.session import Session
+    opts = {"verbose": False, "device": "auto", "gpu": 1, "gpus": None}
+    session = Session(opts, Reporter(quiet=True))
+    assert session.gpu.ordinal == 1 and fake_gpus.opened == [1] and session.gpus is None
+    Session({**opts, "gpu": None}, Reporter(quiet=True))
+    assert fake_gpus.opened == [1, 0]  # default: GPU 0
+    multi = Session({**opts, "gpu": None, "gpus": "all"}, Reporter(quiet=True))
+    assert multi.gpus == [0, 1] and fake_gpus.opened[-1] == 0  # the parent plans on the first
+    single = Session({**opts, "gpu": None, "gpus": "1"}, Reporter(quiet=True))
+    assert single.gpus is None and single.gpu.ordinal == 1  # one GPU: no worker processes
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["run", "-i", "1", "--gpu", "5"], "no usable GPU: no GPU 5"),
+    (["run", "-i", "1", "--gpu", "-1"], "out of range"),
+    (["compare", "--all", "--gpus", "0,7"], "no GPU 7"),
+    (["compare", "--all", "--gpus", "0,0"], "twice"),
+    (["sizes", "--sweep", "8,16", "--gpus", "all", "--gpu", "0"], "not both"),
+    (["tune", "-i", "12", "--gpus", "all", "--device", "cpu"], "--device cpu"),
+    (["run", "-i", "1", "--gpus", "all"], "No such option"),
+    (["run", "-i", "1", "--gpu", "1", "--device", "cpu"], "does not go with --device cpu"),
+    (["run", "-i", "1", "--device", "cpu", "--baseline", "/nonexistent.json"], "no such file"),
+])
+def test_gpu_selection_errors_are_one_line(capsys, fake_gpus, args, fragment):
+    code = cli.main(args + ["--no-save"])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.count("\n") == 1 and fragment in err, err
+
+
+def test_baseline_diff_in_the_same_output(capsys, tmp_path):
+    args = ["run", "-i", "2", "--device", "cpu", "-m", "33", "-n", "17", "-k", "29", "--warmup", "0",
+            "--min-samples", "5", "--max-samples", "5", "--budget", "0", "--results-dir", str(tmp_path)]
+    assert cli.main(args) == 0
+    capsys.readouterr()
+    saved = next(tmp_path.glob("run-cpu-*.json"))
+    code = cli.main(args + ["--no-save", "--baseline", str(saved), "--format", "csv"])
+    out, _ = capsys.readouterr()
+    assert code in (0, 1)  # a 33x17x29 GEMM on a shared CI machine may well move
+    assert "old GFLOP/s,new GFLOP/s" in out and out.startswith("rung,kernel")
+    code = cli.main(args + ["--no-save", "--baseline", str(saved), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["baseline_diff"]["baseline"] == str(saved) and len(data["baseline_diff"]["rows"]) == 2
+    assert code == data["baseline_diff"]["exit_code"]
+
+
+def _gpu_count() -> int:
+    try:
+        from gemmbench.gpu.device import device_count
+        return device_count()
+    except Exception:
+        return 0
+
+
+@pytest.mark.skipif(_gpu_count() > 0, reason="checks the worker on a machine without a GPU")
+def test_the_real_worker_without_a_gpu_reports_why():
+    from gemmbench.workers import gpu_worker
+    seen = []
+    order = WorkOrder(0, {"seed": 0, "flush_l2": False, "verbose": False, "device": "gpu", "warmup": None,
+                          "min_samples": None, "max_samples": None, "budget": None, "no_tune_cache": True},
+                      [(0, "fp32", None)], [(8, 8, 8)])
+    run_workers([order], lambda gpu, kind, payload: seen.append((gpu, kind, payload)), gpu_worker)
+    assert len(seen) == 1 and seen[0][:2] == (0, "error") and "no usable GPU" in seen[0][2]
+
+
+@pytest.mark.gpu
+def test_compare_on_every_gpu_and_run_on_the_last(capsys, tmp_path):
+    count = _gpu_count()
+    fast = ["--warmup", "0", "--min-samples", "3", "--max-samples", "5", "--budget", "0", "-m", "256", "-n", "256",
+            "-k", "256", "--results-dir", str(tmp_path)]
+    code = cli.main(["compare", "-i", "2", "--gpus", "all", *fast, "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    loaded = load(next(tmp_path.glob("compare-gpu-*.json")))
+    gpus = {r.gpu for r in loaded.record.results if r.device == "gpu"}
+    assert gpus == set(range(count)) and _rendered(loaded.record) == out
+    # a process holds one GPU's context (this one now holds GPU 0's): another GPU needs a process of its own
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-m", "gemmbench", "run", "-i", "2", "--gpu", str(count - 1), *fast,
+                           "--no-save", "--json"], capture_output=True, text=True)
+    data = json.loads(done.stdout)
+    assert done.returncode == 0 and data["environment"]["gpu"]["index"] == count - 1
+    assert data["environment"]["gpu"]["pci_bus_id"] and {r["gpu"] for r in data["results"]} == {count - 1}
+
+
+def test_a_process_holds_one_gpu(monkeypatch):
+    import gemmbench.gpu.device as device
+    monkeypatch.setattr(device, "_opened", [0])
+    assert device.selected_ordinal() == 0
+    with pytest.raises(device.GpuUnavailable, match="GPU 0 is already open in this process; GPU 1 needs its own"):
+        device.open_device(1)
