@@ -12,8 +12,10 @@ from pathlib import Path
 from .backend import Budget, Shape
 from .bench import Entry, Plan, run_plan
 from .errors import UserError
+from .interrupts import Interrupted, Interrupts
+from .recordfile import RecordWriter, SaveError, check_writable, recover_orphans
 from .report import Reporter
-from .results import RunRecord, new_result_path, save, to_json
+from .results import RunRecord, to_json
 from .rungs import baselines, get_spec
 from .spec import comparison_precision
 
@@ -129,30 +131,71 @@ class Session:
             except ShapeTooLarge as exc:
                 raise UserError(str(exc))
 
-
     def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show) -> int:
-        """Run the plan, saving after every kernel; print; return the exit code."""
+        """Run the plan, saving every result as it lands; print; return the exit code.
+
+        Stopped early by SIGINT/SIGTERM, it still prints what finished and saves
+        it marked incomplete (exit 128 + signal); when the record cannot be
+        written it stops, prints what ran, and ends with one error line (exit 2).
+        """
         opts, reporter = self.opts, self.reporter
         self.check_fits(shapes)
-        plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"])
+        plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"], device=self.device)
         if self.log:
             plan.log = self.log
         saved = {k: (str(v) if isinstance(v, Path) else v) for k, v in opts.items()}
-        record = RunRecord(command, self.device, saved, self.environment(entries))
-        path = None if opts["no_save"] else new_result_path(opts["results_dir"], command, self.device)
+        record = RunRecord(command, self.device, saved, self.environment(entries), planned=plan.steps)
+        writer = None
+        if not opts["no_save"]:
+            check_writable(opts["results_dir"])
+            for path in recover_orphans(opts["results_dir"]):
+                reporter.note(f"recovered {path} (incomplete) from the journal of a run that was killed")
+            writer = RecordWriter(record, opts["results_dir"])
 
-        with reporter.progress(plan.steps, command) as advance:
-            def on_result(result):
-                record.results.append(result)
-                if path is not None:
-                    save(record, path)
-                advance(f"{result.name} {result.shape}")
-            run_plan(plan, on_result)
+        stop: Interrupted | KeyboardInterrupt | SaveError | None = None
+        with Interrupts() as interrupts:
+            try:
+                with reporter.progress(plan.steps, command) as advance:
+                    def on_result(result):
+                        with interrupts.deferred():  # a row is saved whole or not at all
+                            record.results.append(result)
+                            if writer:
+                                writer.add(result)
+                        advance(f"{result.name} {result.shape}")
 
-        if opts["as_json"]:
-            sys.stdout.write(to_json(record, indent=2) + "\n")
-        else:
-            show(record)
-        if path is not None:
-            reporter.note(f"saved {path}")
+                    def on_update(result):
+                        with interrupts.deferred():
+                            if writer:
+                                writer.update(result)
+                    run_plan(plan, on_result, on_update)
+            except (Interrupted, KeyboardInterrupt, SaveError) as exc:
+                stop = exc
+            interrupts.hold()  # finishing: a second Ctrl-C must not lose the record
+
+            signal_name = None if not isinstance(stop, (Interrupted, KeyboardInterrupt)) else \
+                stop.name if isinstance(stop, Interrupted) else "SIGINT"
+            save_error = stop if isinstance(stop, SaveError) else None
+            reason = None
+            if signal_name:
+                reason = f"interrupted by {signal_name} after {len(record.results)} of {plan.steps} kernels"
+            elif save_error:
+                reason = f"stopped after {len(record.results)} of {plan.steps} kernels: {save_error}"
+            if writer:
+                try:
+                    writer.finish(stop is None, reason)
+                except SaveError as exc:
+                    save_error = save_error or exc
+            if record.results or stop is None:
+                if opts["as_json"]:
+                    sys.stdout.write(to_json(record, indent=2) + "\n")
+                else:
+                    show(record)
+            if save_error:
+                raise UserError(str(save_error))
+            if writer and writer.path:
+                reporter.note(f"saved {writer.path}" + (f" (incomplete: {reason})" if reason else ""))
+            if signal_name:
+                reporter.alert(f"gemmbench: interrupted by {signal_name}"
+                               + ("" if record.results else " before the first kernel finished: nothing saved"))
+                return 128 + (stop.signum if isinstance(stop, Interrupted) else 2)
         return 1 if record.failed else 0

@@ -40,29 +40,30 @@ def test_format_time():
 def test_result_rows_show_percent_and_status():
     rec = gpu_record([kr(0, 1e-5), kr(10, 2e-5), kr(11, 0, status="fail", reason="wrong result", err=0.5),
                       kr(3, 0, status="skip", reason="needs sm_90")])
-    cols = result_columns(rec)
+    cols = [c.name for c in result_columns(rec)]
     rows = {r[0]: dict(zip(cols, r)) for r in result_rows(rec)}
     assert rows["10"]["% cuBLAS"] == "50.0"
     assert rows["0"]["GFLOP/s"] == f"{2 * 128 ** 3 / 1e-5 / 1e9:,.1f}"
     assert rows["11"]["check"] == "FAIL (wrong result)" and rows["11"]["max rel err"] == "5.0e-01"
     assert rows["3"]["check"] == "SKIP (needs sm_90)"
-    text = render(results_table(rec))
+    text = render(results_table(rec)[0])
     assert "rung10" in text and "FAIL" in text and "% FP32 peak" in text
 
 
 def test_sweep_rows_kernels_down_sizes_across():
     s1, s2 = Shape(128, 128, 128), Shape(256, 256, 256)
     rec = gpu_record([kr(0, 1e-5, s1), kr(5, 2e-5, s1), kr(0, 4e-5, s2), kr(5, 0, s2, status="fail")], "sizes")
-    header, rows = sweep_rows(rec)
+    header, rows, notes = sweep_rows(rec)
     assert header == ["kernel", "precision", "128", "256", "max rel err"]
-    assert rows[1][:2] == ["5 rung5", "FP32"] and rows[1][2].endswith("(50%)") and rows[1][3] == "FAIL"
+    assert rows[1][:2] == ["5 rung5", "FP32"] and rows[1][2].endswith("(50%)") and rows[1][3] == "FAIL [1]"
+    assert notes == ["[1] FAIL: no reason given (5 rung5 at 256)"]
     assert rows[1][4] == "2.0e-07"  # the worst error over the sweep, every row
 
 
 def test_tf32_rows_are_labelled_and_compared_with_cublas_tf32():
     rec = gpu_record([kr(0, 1e-5), kr(0, 1e-6, precision="tf32", err=3e-4), kr(14, 2e-6, precision="tf32", err=4e-4),
                       kr(15, 5e-6, precision="3xtf32"), kr(12, 1e-5)])
-    cols = result_columns(rec)
+    cols = [c.name for c in result_columns(rec)]
     rows = {(r[0], r[2]): dict(zip(cols, r)) for r in result_rows(rec)}
     assert rows[("14", "TF32")]["% cuBLAS"] == "50.0"  # of cuBLAS TF32, not of SGEMM
     assert rows[("15", "3XTF32")]["% cuBLAS"] == "200.0"  # FP32-accurate: of SGEMM

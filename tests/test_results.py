@@ -4,8 +4,8 @@ import math
 import pytest
 
 from gemmbench.backend import Shape
-from gemmbench.results import (KernelResult, RunRecord, load, new_result_path, percent_of_baseline,
-                               percent_of_peak, save, to_json)
+from gemmbench.recordfile import RecordWriter
+from gemmbench.results import KernelResult, RunRecord, load, percent_of_baseline, percent_of_peak, to_json
 from gemmbench.verify import Verification
 
 SHAPE = Shape(64, 32, 16)
@@ -42,9 +42,13 @@ def test_no_baseline_no_percent():
 
 
 def test_json_roundtrip_keeps_raw_samples(tmp_path):
-    rec = record([result(0, [1e-6, 2e-6, 3e-6]), result(1, [], status="fail", err=math.inf)])
-    path = new_result_path(tmp_path, "compare", "gpu")
-    save(rec, path)
+    rec = record([])
+    writer = RecordWriter(rec, tmp_path)
+    for r in [result(0, [1e-6, 2e-6, 3e-6]), result(1, [], status="fail", err=math.inf)]:
+        rec.results.append(r)
+        writer.add(r)
+    writer.finish()
+    path = writer.path
     data = json.loads(path.read_text())  # strict JSON: no Infinity/NaN tokens
     assert data["results"][0]["samples_s"] == [1e-6, 2e-6, 3e-6]
     assert data["results"][0]["stats"]["median"] == 2e-6
@@ -61,21 +65,6 @@ def test_strict_json_has_no_nan_tokens():
     text = to_json(record([result(0, [1e-6], err=math.nan)]))
     assert "NaN" not in text and "Infinity" not in text
     json.loads(text)
-
-
-def test_result_paths_never_collide(tmp_path):
-    paths = {new_result_path(tmp_path, "run", "cpu") for _ in range(5)}
-    assert len(paths) == 5 and all(p.exists() for p in paths)
-
-
-def test_save_replaces_atomically(tmp_path):
-    path = new_result_path(tmp_path, "run", "gpu")
-    rec = record([result(0, [1e-6])])
-    save(rec, path)
-    rec.results.append(result(2, [2e-6]))
-    save(rec, path)
-    assert len(json.loads(path.read_text())["results"]) == 2
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp files left
 
 
 def test_unknown_schema_is_refused(tmp_path):
