@@ -106,7 +106,8 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
                 f"{result.verification.nonfinite} non-finite or unwritten elements"
             return result
         plan.log(f"{spec.name} {problem.shape}: time")
-        result.samples, result.notes, disturbed = measure_watched(backend, gemm, plan.budget, plan.flush_l2, result.threads)
+        result.samples, result.notes, disturbed = measure_watched(backend, gemm, plan.budget, plan.flush_l2,
+                                                                  result.threads)
         result.flags = measurement_flags(result) + ([DISTURBED] if disturbed else [])
         result.status = "pass"
     except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool

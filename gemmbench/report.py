@@ -152,11 +152,14 @@ def fit_table(console: Console, title: str, columns: list[Column], rows: list[li
         if _min_width(columns, rows, short) <= width:
             return _table(title, columns, rows, short, styles), []
     kept = list(range(len(columns)))
+
+    def subset(i_list):
+        return [columns[i] for i in i_list], [[row[i] for i in i_list] for row in rows]
     for drop in sorted(range(len(columns)), key=lambda i: columns[i].keep):
-        if len(kept) <= 2 or _min_width([columns[i] for i in kept], [[r[i] for i in kept] for r in rows], True) <= width:
+        if len(kept) <= 2 or _min_width(*subset(kept), short=True) <= width:
             break
         kept.remove(drop)
-    table = _table(title, [columns[i] for i in kept], [[row[i] for i in kept] for row in rows], True, styles)
+    table = _table(title, *subset(kept), short=True, styles=styles)
     return table, [c for i, c in enumerate(columns) if i not in kept]
 
 
@@ -223,8 +226,7 @@ def header_lines(record: RunRecord) -> list[str]:
     for note in env.get("notes", []):
         lines.append(note)
     if not record.complete:
-        done = f"{len(record.results)} of {record.planned} kernels" if record.planned else "part of the plan"
-        lines.append(f"INCOMPLETE ({done}): {record.incomplete_reason or 'stopped early'}")
+        lines.append(f"INCOMPLETE: {record.incomplete_reason or 'stopped early'}")
     return lines
 
 

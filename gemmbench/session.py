@@ -5,6 +5,7 @@ then running the plan, reporting and saving. No click here: errors are
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -152,34 +153,32 @@ class Session:
                 reporter.note(f"recovered {path} (incomplete) from the journal of a run that was killed")
             writer = RecordWriter(record, opts["results_dir"])
 
-        stop: Interrupted | KeyboardInterrupt | SaveError | None = None
+        stop: Interrupted | SaveError | None = None
         with Interrupts() as interrupts:
+            def on_result(result):
+                with interrupts.deferred():  # a row is saved whole or not at all
+                    record.results.append(result)
+                    if writer:
+                        writer.add(result)
+                advance(f"{result.name} {result.shape}")
+
+            def on_update(result):
+                with interrupts.deferred():
+                    if writer:
+                        writer.update(result)
             try:
                 with reporter.progress(plan.steps, command) as advance:
-                    def on_result(result):
-                        with interrupts.deferred():  # a row is saved whole or not at all
-                            record.results.append(result)
-                            if writer:
-                                writer.add(result)
-                        advance(f"{result.name} {result.shape}")
-
-                    def on_update(result):
-                        with interrupts.deferred():
-                            if writer:
-                                writer.update(result)
                     run_plan(plan, on_result, on_update)
-            except (Interrupted, KeyboardInterrupt, SaveError) as exc:
+            except KeyboardInterrupt:  # a SIGINT that came before our handler
+                stop = Interrupted(signal.SIGINT)
+            except (Interrupted, SaveError) as exc:
                 stop = exc
             interrupts.hold()  # finishing: a second Ctrl-C must not lose the record
 
-            signal_name = None if not isinstance(stop, (Interrupted, KeyboardInterrupt)) else \
-                stop.name if isinstance(stop, Interrupted) else "SIGINT"
+            done = f"{len(record.results)} of {plan.steps} kernels"
+            reason = None if stop is None else f"interrupted by {stop.name} after {done}" \
+                if isinstance(stop, Interrupted) else f"stopped after {done}: {stop}"
             save_error = stop if isinstance(stop, SaveError) else None
-            reason = None
-            if signal_name:
-                reason = f"interrupted by {signal_name} after {len(record.results)} of {plan.steps} kernels"
-            elif save_error:
-                reason = f"stopped after {len(record.results)} of {plan.steps} kernels: {save_error}"
             if writer:
                 try:
                     writer.finish(stop is None, reason)
@@ -194,8 +193,8 @@ class Session:
                 raise UserError(str(save_error))
             if writer and writer.path:
                 reporter.note(f"saved {writer.path}" + (f" (incomplete: {reason})" if reason else ""))
-            if signal_name:
-                reporter.alert(f"gemmbench: interrupted by {signal_name}"
+            if isinstance(stop, Interrupted):
+                reporter.alert(f"gemmbench: interrupted by {stop.name}"
                                + ("" if record.results else " before the first kernel finished: nothing saved"))
-                return 128 + (stop.signum if isinstance(stop, Interrupted) else 2)
+                return stop.exit_code
         return 1 if record.failed else 0
