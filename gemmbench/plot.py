@@ -15,7 +15,7 @@ from pathlib import Path
 from .report import BASELINE_NAME, kernel_label
 from .results import RunRecord
 
-MARKERS = "osD^vP*Xph<>"
+MARKERS = "osD^P*Xph<>d"  # not "v" or "x": those mark skipped and failed sizes
 BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))
 
 
@@ -31,8 +31,16 @@ def _size(shape) -> float:
 
 
 def plot_sweep(record: RunRecord, path: Path) -> None:
+    import matplotlib.pyplot as plt
+    fig = sweep_figure(record)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def sweep_figure(record: RunRecord):
+    """The figure (matplotlib's Agg backend: files only, no display needed)."""
     import matplotlib
-    matplotlib.use("Agg")  # files only, no display needed
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 5.5))
@@ -85,5 +93,4 @@ def plot_sweep(record: RunRecord, path: Path) -> None:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig

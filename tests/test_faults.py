@@ -169,3 +169,37 @@ def test_results_dir_turning_read_only_mid_run(capsys, tmp_path, monkeypatch):
     assert len(data["results"]) == 2 and data["complete"] is False  # the last snapshot that could be written
     sizes_shown = out.split("gemmbench sizes")[1].splitlines()[2].split()
     assert sizes_shown[2:6] == ["1", "2", "3", "4"] and "5" not in sizes_shown  # the run stopped at the error
+
+
+def _interrupt_after(monkeypatch, rows, exc):
+    """Make the run stop (as a signal would) when row ``rows + 1`` starts."""
+    import gemmbench.bench as bench
+    real, seen = bench.run_entry, []
+
+    def run_entry(*args):
+        if len(seen) == rows:
+            raise exc
+        seen.append(1)
+        return real(*args)
+    monkeypatch.setattr(bench, "run_entry", run_entry)
+
+
+def test_interrupt_before_the_first_kernel_leaves_nothing(capsys, tmp_path, monkeypatch):
+    _interrupt_after(monkeypatch, 0, KeyboardInterrupt())
+    code = cli.main([*SWEEP, "--results-dir", str(tmp_path / "results")])
+    out, err = capsys.readouterr()
+    assert code == 130 and out == "" and not (tmp_path / "results").exists()
+    assert err == "gemmbench: interrupted by SIGINT before the first kernel finished: nothing saved\n"
+
+
+def test_interrupt_mid_run_prints_the_table_and_the_incomplete_record(capsys, tmp_path, monkeypatch):
+    from gemmbench.interrupts import Interrupted
+    _interrupt_after(monkeypatch, 5, Interrupted(signal.SIGTERM))
+    code = cli.main([*SWEEP, "--results-dir", str(tmp_path), "--json"])
+    out, err = capsys.readouterr()
+    (path,) = tmp_path.glob("*.json")
+    assert code == 143 and json.loads(out) == json.loads(path.read_text())  # printed = saved
+    data = json.loads(out)
+    assert data["complete"] is False and len(data["results"]) == 5 and data["planned"] == 400
+    assert data["incomplete_reason"] == "interrupted by SIGTERM after 5 of 400 kernels"
+    assert err == "gemmbench: interrupted by SIGTERM\n"  # --json: only the alert on stderr
