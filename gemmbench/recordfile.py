@@ -41,7 +41,8 @@ class SaveError(Exception):
     ``path`` names the file or directory, ``cause`` is the OSError."""
 
     def __init__(self, path: Path, cause: OSError):
-        super().__init__(f"could not save {path}: {cause.strerror or cause}")
+        super().__init__(f"could not save {path}: {cause.strerror or cause} "
+                         f"(make room, or choose another --results-dir)")
         self.path, self.cause = path, cause
 
 
@@ -65,8 +66,8 @@ def check_writable(directory: Path) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        where = exc.filename or directory
-        raise UserError(f"cannot save records in {directory}: {where}: {exc.strerror or exc} "
+        where = "" if exc.filename in (None, str(directory)) else f"{exc.filename}: "
+        raise UserError(f"cannot save records in {directory}: {where}{exc.strerror or exc} "
                         f"(choose another --results-dir, or --no-save)") from None
     finally:
         for d in created:

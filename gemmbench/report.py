@@ -497,9 +497,9 @@ class Reporter:
         """A note that --json does not silence (stdout holds the JSON, not this)."""
         self._text(self.err, message)
 
-    def _text(self, console: Console, line: str, style: str | None = None) -> None:
-        # a pipe gets each line whole (soft wrap); a terminal wraps it at words
-        console.print(line, markup=False, style=style, soft_wrap=not console.is_terminal)
+    def _text(self, console: Console, line: str, style: str | None = None, data: bool = False) -> None:
+        # data (csv, markdown) and anything piped go out whole; prose on a terminal wraps at words
+        console.print(line, markup=False, style=style, soft_wrap=data or not console.is_terminal)
 
     def _render(self, renderable) -> None:
         """A table; to a pipe or file without rich's trailing padding."""
@@ -514,9 +514,9 @@ class Reporter:
              csv_view: tuple[list[str], list[list[str]]] | None = None):
         if self.fmt == "markdown":
             text = "\n\n".join([*lines_before, to_markdown(header, rows), *lines_after])
-            self._text(self.out, text)
+            self._text(self.out, text, data=True)
         elif self.fmt == "csv":
-            self._text(self.out, to_csv(*(csv_view or (header, rows))))
+            self._text(self.out, to_csv(*(csv_view or (header, rows))), data=True)
         else:
             for line in lines_before:
                 self._text(self.out, line, style="bold")

@@ -250,3 +250,25 @@ def test_no_color_means_no_escape_codes_at_all(capsys, monkeypatch, no_color):
     out, _ = capsys.readouterr()
     assert ("\x1b[" in out) is (no_color is None)  # bold and dim are escape codes too
     assert re.search(r"50,9\d\d\.\d", out)
+
+
+def test_tuning_table_fits_80_columns_and_shows_flags(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    rows = [kr(0, 1e-5), kr(9, 2e-5, params={"BM": 128, "BN": 64, "BK": 8, "TM": 8, "TN": 8}),
+            kr(9, 1e-5, params={"BM": 64, "BN": 128, "BK": 16, "TM": 4, "TN": 8})]
+    rows[1].flags = ["noisy", "disturbed"]
+    Reporter().show_tuning(gpu_record(rows, "tune"), top=5)
+    out, _ = capsys.readouterr()
+    table = [line for line in out.splitlines() if "━" in line or line.startswith("  ")]
+    assert table and all(len(line) <= 80 for line in table) and "…" not in out
+    assert "disturbed" in out and "209.7" in out and "100.0" in out
+
+
+def test_sizes_csv_is_one_row_per_kernel_and_size(capsys):
+    code = cli.main(["sizes", "--sweep", "4,8,12", "-i", "1", "--device", "cpu", *FAST, "--no-save",
+                     "--format", "csv"])
+    out, _ = capsys.readouterr()
+    rows = list(_csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [(r["kernel_id"], r["M"]) for r in rows] == [
+        (k, m) for m in ("4", "8", "12") for k in ("0", "1")]
+    assert all(float(r["gflops"]) > 0 for r in rows)
