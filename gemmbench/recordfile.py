@@ -154,7 +154,8 @@ class RecordWriter:
             self._snapshot()
         except OSError as exc:
             raise SaveError(self.path, exc) from None
-        self.close()
+        finally:
+            self.close()
         try:
             os.unlink(self.journal_path)
         except OSError:

@@ -35,7 +35,8 @@ PIPED_WIDTH = 200  # output to a file or pipe, unless COLUMNS says otherwise
 # What each flag means, and the letter that marks it in the sizes table.
 FLAG_MEANING = {
     NOISY: ("N", f"its samples spread more than {100 * NOISY_RELATIVE_IQR:.0f}% (IQR / median)"),
-    DISTURBED: ("D", "its threads waited for a CPU core while it was timed (another process ran)"),
+    DISTURBED: ("D", "its threads waited for a CPU core while it was timed (another process ran, or more threads "
+                     "than cores)"),
     THROTTLED: ("T", "the GPU throttled during its samples"),
     SHIFTED: ("S", "this baseline timed differently when measured again after the rungs"),
     BASELINE_SHIFTED: ("B", "its % is against a baseline that shifted during the run"),

@@ -25,7 +25,7 @@ READABLE_SCHEMAS = (1, 2)
 
 # Flags a result can carry; each says its numbers are less trustworthy.
 NOISY = "noisy"  # the spread of its samples exceeds NOISY_RELATIVE_IQR
-DISTURBED = "disturbed"  # its threads waited for a CPU while it was timed (another process ran)
+DISTURBED = "disturbed"  # its threads waited for a core while it was timed (bench.CpuWait)
 THROTTLED = "throttled"  # the GPU throttled during its samples
 SHIFTED = "shifted"  # a baseline that timed differently when measured again after the rungs
 BASELINE_SHIFTED = "baseline-shifted"  # its "% of baseline" is against a shifted baseline
@@ -79,10 +79,10 @@ class KernelResult:
     def from_dict(cls, d: dict) -> "KernelResult":
         v = d.get("verification")
         r = cls(d["device"], d["kernel_id"], d["name"], d["precision"], Shape(**d["shape"]),
-                   d["status"], d.get("reason"), d.get("params") or {}, d.get("params_source", "default"),
-                   d.get("threads"),
-                   Verification(_inf_if_none(v["max_rel_error"]), v["tolerance"], v["nonfinite"]) if v else None,
-                   list(d.get("samples_s") or []), d.get("notes") or {})
+                d["status"], d.get("reason"), d.get("params") or {}, d.get("params_source", "default"),
+                d.get("threads"),
+                Verification(_inf_if_none(v["max_rel_error"]), v["tolerance"], v["nonfinite"]) if v else None,
+                list(d.get("samples_s") or []), d.get("notes") or {})
         # schema 1 had no flags: derive the ones its numbers still show
         r.flags = list(d["flags"]) if "flags" in d else measurement_flags(r)
         return r
