@@ -202,10 +202,9 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Plan,
         except Exception:  # the first look stands; a second that fails says nothing new
             continue
         again = summarize(samples)
-        base.notes["recheck"] = {"samples_s": samples, "median_s": again.median,
-                                 "relative_iqr": again.relative_iqr,
+        base.notes["recheck"] = {"samples_s": samples, "median_s": again.median, "relative_iqr": again.relative_iqr,
                                  "shift": relative_shift(base.stats, again), "disturbed": disturbed,
-                                 **{k: v for k, v in notes.items() if k == "cpu_wait_fraction"}}
+                                 "cpu_wait_fraction": notes.get("cpu_wait_fraction")}
         if shifted(base.stats, again):
             base.flags.append(SHIFTED)
             for r in others:
