@@ -61,7 +61,8 @@ def test_interrupt_at_a_random_point_saves_an_incomplete_record(tmp_path, signum
     proc.send_signal(signum)
     out, err = proc.communicate(timeout=60)
     saved = records(tmp_path)
-    assert all(p.suffix == ".json" for p in map(Path, visible_files(tmp_path)))  # no temp file left
+    assert all(p.suffix == ".json" for p in map(Path, visible_files(tmp_path)))
+    assert not list((tmp_path / "results").glob(".tmp-*"))  # no temp file left
     if proc.returncode == 0:  # the sweep won the race
         assert all(r["complete"] for r in saved.values())
         return
@@ -125,6 +126,7 @@ def test_full_disk_mid_run_is_one_error_line_after_the_rows_that_ran(tmp_path):
     for data in records(tmp_path).values():  # whatever was saved is whole JSON, marked incomplete
         assert data["complete"] is False
     assert all(name.endswith(".json") for name in visible_files(tmp_path))
+    assert not list((tmp_path / "results").glob(".tmp-*"))
 
 
 def test_unwritable_results_dir_is_refused_before_any_kernel(capsys, tmp_path):
