@@ -143,15 +143,15 @@ class RecordWriter:
         except OSError as exc:
             raise SaveError(self.path or self.directory, exc) from None
 
-    def finish(self, complete: bool = True, reason: str | None = None) -> None:
-        """The final snapshot, then the journal goes. Without a row, nothing
-        was ever written and nothing is. A failed final write keeps the
-        journal, so a later run can still recover every row."""
-        self.record.complete, self.record.incomplete_reason = complete, reason
+    def finish(self) -> None:
+        """The final snapshot (the record says by now whether it is complete),
+        then the journal goes. Without a row, nothing was ever written and
+        nothing is. A failed final write keeps the journal, so a later run can
+        still recover every row."""
         if self._journal is None:
             return
         try:
-            self._snapshot()
+            self._snapshot(final=True)
         except OSError as exc:
             raise SaveError(self.path, exc) from None
         finally:
@@ -172,7 +172,6 @@ class RecordWriter:
     def _start(self) -> None:
         """Reserve a name no run used (the journal is the reservation, made
         with O_EXCL), write the journal's head line and first row."""
-        self.record.complete, self.record.incomplete_reason = False, RUNNING
         self.directory.mkdir(parents=True, exist_ok=True)
         stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
         base = f"{self.record.command}-{self.record.device}-{stamp}"
@@ -190,7 +189,7 @@ class RecordWriter:
             raise FileExistsError(17, "no free record name", str(self.directory / base))
         fcntl.flock(fd, fcntl.LOCK_EX)
         self._journal = fd
-        head = strict_json({"journal": 1, "head": self.record.head()})
+        head = strict_json({"journal": 1, "head": self._head(final=False)})
         self._write(head + "\n" + self._journal_line(0))
 
     def _journal_line(self, index: int) -> str:
@@ -206,8 +205,13 @@ class RecordWriter:
             view = view[os.write(self._journal, view):]
         self.bytes_written += len(data)
 
-    def _snapshot(self) -> None:
-        self.bytes_written += write_atomic(self.path, _record_text(self.record.head(), self._rows))
+    def _head(self, final: bool) -> dict:
+        """The record's head; until the final snapshot it says the run is in progress."""
+        head = self.record.head()
+        return head if final else {**head, "complete": False, "incomplete_reason": RUNNING}
+
+    def _snapshot(self, final: bool = False) -> None:
+        self.bytes_written += write_atomic(self.path, _record_text(self._head(final), self._rows))
 
 
 def recover_orphans(directory: Path) -> list[Path]:

@@ -179,9 +179,10 @@ class Session:
             reason = None if stop is None else f"interrupted by {stop.name} after {done}" \
                 if isinstance(stop, Interrupted) else f"stopped after {done}: {stop}"
             save_error = stop if isinstance(stop, SaveError) else None
+            record.complete, record.incomplete_reason = stop is None, reason
             if writer:
                 try:
-                    writer.finish(stop is None, reason)
+                    writer.finish()
                 except SaveError as exc:
                     save_error = save_error or exc
             if record.results or stop is None:

@@ -205,3 +205,11 @@ def test_interrupt_mid_run_prints_the_table_and_the_incomplete_record(capsys, tm
     assert data["complete"] is False and len(data["results"]) == 5 and data["planned"] == 400
     assert data["incomplete_reason"] == "interrupted by SIGTERM after 5 of 400 kernels"
     assert err == "gemmbench: interrupted by SIGTERM\n"  # --json: only the alert on stderr
+
+
+def test_interrupted_json_says_incomplete_without_saving_too(capsys, tmp_path, monkeypatch):
+    _interrupt_after(monkeypatch, 2, KeyboardInterrupt())
+    code = cli.main([*SWEEP, "--no-save", "--json", "--results-dir", str(tmp_path / "r")])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 130 and not (tmp_path / "r").exists()
+    assert data["complete"] is False and data["incomplete_reason"] == "interrupted by SIGINT after 2 of 400 kernels"

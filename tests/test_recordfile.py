@@ -34,7 +34,7 @@ def json_files(directory):
 
 def test_nothing_is_created_before_the_first_row(tmp_path):
     writer = RecordWriter(new_record(), tmp_path / "results")
-    writer.finish(False, "interrupted")
+    writer.finish()
     assert not (tmp_path / "results").exists() and writer.path is None
 
 
@@ -56,7 +56,8 @@ def test_every_snapshot_is_json_and_says_whether_the_run_finished(tmp_path):
 def test_an_interrupted_record_says_why(tmp_path):
     writer = RecordWriter(new_record(), tmp_path)
     add(writer, result())
-    writer.finish(False, "interrupted by SIGINT after 1 of 100 kernels")
+    writer.record.complete, writer.record.incomplete_reason = False, "interrupted by SIGINT after 1 of 100 kernels"
+    writer.finish()
     again = load(writer.path)
     assert not again.complete and again.incomplete_reason.startswith("interrupted by SIGINT")
 
