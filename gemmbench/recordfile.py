@@ -31,6 +31,7 @@ from .errors import UserError
 from .results import KernelResult, RunRecord, strict_json
 
 JOURNAL_SUFFIX = ".journal"
+TEMP_PREFIX = ".tmp-"  # then the writer's pid: a killed writer's leftovers can be told apart
 RUNNING = "in progress (a record that stays so was cut off by a crash or kill)"
 RECOVERED = "the run was killed or crashed; recovered from its journal"
 
@@ -81,7 +82,7 @@ def write_atomic(path: Path, text: str) -> int:
     """Replace ``path`` with ``text`` in one rename (a temporary file in the
     same directory first); nothing partial is ever visible under ``path``.
     Returns the bytes written."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".part")
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -217,10 +218,12 @@ class RecordWriter:
 def recover_orphans(directory: Path) -> list[Path]:
     """Turn every journal in ``directory`` that no live run holds into its
     record, marked incomplete; returns the records written. A journal whose
-    head cannot be read is moved aside (``.bad``), never deleted."""
+    head cannot be read is moved aside (``.bad``), never deleted; temporary
+    files of dead writers are removed."""
     directory = Path(directory)
     if not directory.is_dir():
         return []
+    _remove_dead_temporaries(directory)
     recovered = []
     for journal in sorted(directory.glob(f".*{JOURNAL_SUFFIX}")):
         try:
@@ -248,6 +251,17 @@ def recover_orphans(directory: Path) -> list[Path]:
         finally:
             os.close(fd)
     return recovered
+
+
+def _remove_dead_temporaries(directory: Path) -> None:
+    """Snapshots cut short by a kill: temporary files of writers that are gone."""
+    for tmp in directory.glob(f"{TEMP_PREFIX}*.part"):
+        try:
+            os.kill(int(tmp.name[len(TEMP_PREFIX):].split("-", 1)[0]), 0)
+        except ProcessLookupError:
+            tmp.unlink(missing_ok=True)
+        except (ValueError, OSError):
+            continue  # not ours, or a live process we may not signal
 
 
 def _recovered_text(lines: list[str]) -> str | None:

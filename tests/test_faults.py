@@ -107,6 +107,7 @@ def test_sigkill_leaves_valid_json_and_a_later_run_recovers_the_rest(tmp_path, t
     assert recovered["complete"] is False and recovered["incomplete_reason"] == RECOVERED
     assert len(recovered["results"]) >= rows_in_journal - 1 and len(recovered["results"]) >= len(data["results"])
     assert not list((tmp_path / "results").glob(".*.journal")) and len(records(tmp_path)) == 2
+    assert not list((tmp_path / "results").glob(".tmp-*"))  # a snapshot the kill cut short is cleared too
 
 
 def _full_disk(limit):

@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -172,3 +174,12 @@ def test_schema_1_records_still_load(tmp_path):
                                 "environment": {}, "results": [row]}))
     record = load(path)
     assert record.complete and record.results[0].flags == ["noisy"]  # derived from the samples' spread
+
+
+def test_temporaries_of_dead_writers_are_removed(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / f".tmp-{dead.stdout.strip()}-abc.part").write_text("{")
+    live = tmp_path / f".tmp-{os.getpid()}-abc.part"
+    live.write_text("{")
+    recover_orphans(tmp_path)
+    assert os.listdir(tmp_path) == [live.name]
