@@ -21,6 +21,7 @@ nothing behind.
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import fcntl
 import json
 import os
@@ -48,10 +49,10 @@ class SaveError(Exception):
 
 
 def check_writable(directory: Path) -> None:
-    """Raise UserError unless records can be created in ``directory`` (made
-    if missing). Probes by creating, then removing, a hidden file (and any
-    missing directories): permission bits lie to root, /proc and read-only
-    mounts, a real attempt does not. Leaves nothing behind."""
+    """Raise UserError unless records can be created in ``directory`` (which
+    need not exist yet). Probes by creating, then removing, any missing
+    directories and a hidden file: permission bits lie to root, /proc and
+    read-only mounts, a real attempt does not. Leaves nothing behind."""
     directory = Path(directory)
     created = []
     try:
@@ -60,7 +61,7 @@ def check_writable(directory: Path) -> None:
             created.append(missing)
             missing = missing.parent
         if not missing.is_dir():
-            raise NotADirectoryError(20, "Not a directory", str(missing))
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(missing))
         for d in reversed(created):
             d.mkdir()
         fd, probe = tempfile.mkstemp(dir=directory, prefix=".gemmbench-probe-")
