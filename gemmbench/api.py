@@ -78,7 +78,7 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     if not shapes:
         raise UserError("no shapes given")
     session = Session(opts, Reporter(quiet=not progress))
-    record, _, _ = session.run("api", session.entries([0, *ids]), shapes)
+    record = session.run("api", session.entries([0, *ids]), shapes).record
     return record
 
 

@@ -4,10 +4,21 @@ Verification runs twice before any timing: with beta = 0 over a C filled with
 NaN (every element must be written, C must not be read), and with alpha =
 0.75, beta = -1.5 over a random C (the epilogue). Timing uses alpha = 1,
 beta = 0, the common case, for every kernel and baseline alike.
+
+Contention is looked for twice. While a CPU kernel is timed, the time its
+threads spent ready to run but waiting for a core (another process had it) is
+measured; a row that waited is flagged ``disturbed``. And after the rungs of a
+shape, each baseline they were compared with is measured again, briefly: a
+median that moved beyond the spreads flags the baseline ``shifted`` and the
+rows compared with it ``baseline-shifted`` (the machine changed between the
+baseline's samples and theirs, so their "% of" figures are suspect).
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -16,11 +27,19 @@ import numpy as np
 from .backend import Backend, Budget, Problem, Shape, SkipKernel
 from .errors import UserError
 from .spec import KernelSpec, Params
-from .results import KernelResult
+from .results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult, baseline_for, measurement_flags
+from .stats import relative_shift, shifted, summarize
 from .verify import Expectation, Verification, combine
 
 VERIFY_ALPHA, VERIFY_BETA = 0.75, -1.5
 TIMED_ALPHA, TIMED_BETA = 1.0, 0.0
+# A CPU row is disturbed when its threads together waited for a core this
+# share of the wall time it was measured over (quiet machines: well under 1%).
+DISTURBED_WAIT_FRACTION = 0.05
+# The second look at a baseline: a quarter of the sampling budget, at most
+# this many samples, a short warm-up (its first call refills the caches).
+RECHECK_SAMPLES = 20
+RECHECK_WARMUP_SECONDS = 0.05
 
 
 @dataclass(frozen=True)
@@ -46,6 +65,11 @@ class Plan:
     budget: Budget = field(default_factory=Budget)
     flush_l2: bool = False
     log: Callable[[str], None] = lambda message: None
+    device: str | None = None  # the command's ladder (default: the first entry's device)
+
+    @property
+    def ladder_device(self) -> str:
+        return self.device or self.entries[0].backend.device
 
     @property
     def steps(self) -> int:
@@ -93,7 +117,9 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
                 f"{result.verification.nonfinite} non-finite or unwritten elements"
             return result
         plan.log(f"{spec.name} {problem.shape}: time")
-        result.samples, result.notes = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, plan.budget, plan.flush_l2)
+        result.samples, result.notes, disturbed = measure_watched(backend, gemm, plan.budget, plan.flush_l2,
+                                                                  result.threads)
+        result.flags = measurement_flags(result) + ([DISTURBED] if disturbed else [])
         result.status = "pass"
     except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool
         return _failed(result, exc)
@@ -106,9 +132,109 @@ def _failed(result: KernelResult, exc: Exception) -> KernelResult:
     return result
 
 
-def run_plan(plan: Plan, on_result: Callable[[KernelResult], None]) -> list[KernelResult]:
-    """Run every entry at every shape; ``on_result`` sees each result as it lands
-    (the CLI saves there, so an interrupted sweep keeps what it finished)."""
+def measure_watched(backend: Backend, gemm, budget: Budget, flush_l2: bool, threads: int | None):
+    """backend.measure, watched for CPU contention on the CPU: returns
+    (samples, notes, disturbed); the notes gain ``cpu_wait_fraction``."""
+    if backend.device != "cpu":
+        samples, notes = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, budget, flush_l2)
+        return samples, notes, False
+    watch = CpuWait(threads)
+    samples, notes = backend.measure(gemm, TIMED_ALPHA, TIMED_BETA, budget, flush_l2)
+    waited = watch.fraction()
+    if waited is None:
+        return samples, notes, False
+    return samples, {**notes, "cpu_wait_fraction": round(waited, 4)}, waited > DISTURBED_WAIT_FRACTION
+
+
+class CpuWait:
+    """How long this process's threads were ready to run but had no core, as a
+    share of the wall time since this object was made.
+
+    Linux keeps the figure per thread (run_delay, /proc/self/task/*/schedstat):
+    it counts exactly the time another process (or too many threads of ours)
+    held the cores. Python threads other than this one (a progress bar) are
+    left out: they are not the kernel. Without schedstat, a single-threaded
+    kernel is judged by this thread's CPU time against the wall time; a
+    multi-threaded one is not judged (None).
+    """
+
+    TASKS = "/proc/self/task"
+
+    def __init__(self, threads: int | None = 1):
+        self.threads = threads
+        self.wall = time.perf_counter()
+        self.cpu = time.thread_time()
+        self.delays = self._run_delays()
+
+    def _run_delays(self) -> dict[str, int] | None:
+        others = {str(t.native_id) for t in threading.enumerate() if t is not threading.current_thread()}
+        delays = {}
+        try:
+            for tid in os.listdir(self.TASKS):
+                if tid in others:
+                    continue
+                try:
+                    with open(f"{self.TASKS}/{tid}/schedstat") as f:
+                        delays[tid] = int(f.read().split()[1])
+                except FileNotFoundError:
+                    continue  # the thread ended while we looked
+        except (OSError, ValueError, IndexError):
+            return None
+        return delays or None
+
+    def fraction(self) -> float | None:
+        wall = time.perf_counter() - self.wall
+        if wall <= 0:
+            return 0.0
+        now = self._run_delays()
+        if self.delays is not None and now is not None:
+            waited_ns = sum(ns - self.delays.get(tid, 0) for tid, ns in now.items())
+            return max(waited_ns, 0) / 1e9 / wall
+        if self.threads == 1:
+            return max(wall - (time.thread_time() - self.cpu), 0.0) / wall
+        return None
+
+
+def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Plan,
+                      on_update: Callable[[KernelResult], None]) -> None:
+    """Measure each baseline of one shape again after the rows compared with
+    it, and flag a shift (see the module's docstring)."""
+    results = [r for _, r in rows]
+    entry_of = {id(r): e for e, r in rows}
+    compared: dict[int, list[KernelResult]] = {}
+    for r in results:
+        base = baseline_for(r, results, plan.ladder_device)
+        if base is not None and base is not r and r.status == "pass":
+            compared.setdefault(id(base), [base]).append(r)
+    b = plan.budget
+    brief = Budget(min(b.warmup_seconds, RECHECK_WARMUP_SECONDS), min(b.min_samples, RECHECK_SAMPLES // 4),
+                   min(b.max_samples, RECHECK_SAMPLES), b.max_seconds / 4)
+    for base, *others in compared.values():
+        entry = entry_of[id(base)]
+        plan.log(f"{base.name} {base.shape}: measured again")
+        try:
+            gemm = entry.backend.prepare(entry.spec, base.shape, entry.params).gemm
+            samples, notes, disturbed = measure_watched(entry.backend, gemm, brief, plan.flush_l2, base.threads)
+        except Exception:  # the first look stands; a second that fails says nothing new
+            continue
+        again = summarize(samples)
+        base.notes["recheck"] = {"samples_s": samples, "median_s": again.median, "relative_iqr": again.relative_iqr,
+                                 "shift": relative_shift(base.stats, again), "disturbed": disturbed,
+                                 "cpu_wait_fraction": notes.get("cpu_wait_fraction")}
+        if shifted(base.stats, again):
+            base.flags.append(SHIFTED)
+            for r in others:
+                r.flags.append(BASELINE_SHIFTED)
+                on_update(r)
+        on_update(base)
+
+
+def run_plan(plan: Plan, on_result: Callable[[KernelResult], None],
+             on_update: Callable[[KernelResult], None] = lambda result: None) -> list[KernelResult]:
+    """Run every entry at every shape; ``on_result`` sees each result as it
+    lands (the session saves there, so an interrupted sweep keeps what it
+    finished), ``on_update`` a result whose flags or notes changed later (a
+    baseline measured again)."""
     results = []
     here = [e for e in plan.entries if e.isolated is None]
     backends = list({id(e.backend): e.backend for e in here}.values())
@@ -120,6 +246,7 @@ def run_plan(plan: Plan, on_result: Callable[[KernelResult], None]) -> list[Kern
             if backends:
                 plan.log(f"reference {shape}")
                 passes = expectations(problem, *backends[0].reference(problem))
+            rows = []
             for entry in plan.entries:
                 if entry.isolated is not None:
                     plan.log(f"{entry.spec.name} {shape}: in a worker process")
@@ -127,7 +254,9 @@ def run_plan(plan: Plan, on_result: Callable[[KernelResult], None]) -> list[Kern
                 else:
                     result = run_entry(entry, problem, passes, plan)
                 results.append(result)
+                rows.append((entry, result))
                 on_result(result)
+            recheck_baselines(rows, plan, on_update)
     finally:
         for worker in {id(e.isolated): e.isolated for e in plan.entries if e.isolated is not None}.values():
             worker.close()

@@ -62,12 +62,15 @@ def replacing(path: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)  # gone after a successful rename
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes) -> int:
     """Write ``data`` to ``path`` so that readers see the old file or the whole
-    new one, never a part. The file gets the usual mode (0666 less the umask)."""
+    new one, never a part. The file gets the usual mode (0666 less the umask).
+    Returns the bytes written."""
+    data = data.encode() if isinstance(data, str) else data
     with replacing(path) as tmp:
         with open(tmp, "xb") as f:
-            f.write(data.encode() if isinstance(data, str) else data)
+            f.write(data)
+    return len(data)
 
 
 def remove_stale_temps(directory: Path, max_age: float = STALE_SECONDS) -> list[Path]:

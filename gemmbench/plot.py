@@ -1,4 +1,12 @@
-"""GFLOP/s against size for each kernel of a sweep (matplotlib, optional)."""
+"""GFLOP/s against size for each kernel of a sweep (matplotlib, optional).
+
+Neighbouring rungs differ in colour (a qualitative palette) and in marker;
+the library baselines are black, one line style per thread count (or
+precision); TF32 rows are dashed. Points that carry a flag (noisy, disturbed,
+throttled...) are hollow, and a size where a kernel was skipped or failed is
+marked on the axis (x = FAIL, v = SKIP) in the kernel's colour, so nothing
+silently vanishes.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +14,9 @@ from pathlib import Path
 
 from .report import BASELINE_NAME, kernel_label
 from .results import RunRecord
+
+MARKERS = "osD^P*Xph<>d"  # not "v" or "x": those mark skipped and failed sizes
+BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))
 
 
 def require_matplotlib() -> None:
@@ -15,33 +26,71 @@ def require_matplotlib() -> None:
         raise ImportError("--plot needs matplotlib: pip install 'gemmbench[plot]'") from None
 
 
+def _size(shape) -> float:
+    return (shape.M * shape.N * shape.K) ** (1 / 3)
+
+
 def plot_sweep(record: RunRecord, path: Path) -> None:
+    import matplotlib.pyplot as plt
+    fig = sweep_figure(record)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def sweep_figure(record: RunRecord):
+    """The figure (matplotlib's Agg backend: files only, no display needed)."""
     import matplotlib
-    matplotlib.use("Agg")  # files only, no display needed
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 5.5))
-    ax.set_prop_cycle(color=plt.cm.tab20.colors)  # a dozen rungs need a dozen distinct colours
+    palette = plt.get_cmap("tab10").colors
     lines: dict[tuple, list] = {}
     for r in record.results:
-        if r.status == "pass":
-            lines.setdefault((r.device, r.kernel_id, kernel_label(r), r.precision), []).append(
-                (r.shape.flops ** (1 / 3) / 2 ** (1 / 3), r.gflops))
-    for (device, kid, label, precision), points in lines.items():
-        xs, ys = zip(*sorted(points))
-        style = dict(linewidth=2.5, color="black") if kid == 0 else dict(linewidth=1.2)
+        lines.setdefault((r.device, r.kernel_id, kernel_label(r), r.precision), []).append(r)
+    # the edge of the plot where skipped and failed sizes are marked
+    axis_mark = matplotlib.transforms.blended_transform_factory(ax.transData, ax.transAxes)
+    rungs = baselines = 0
+    missing = False
+    for (device, kid, label, precision), results in lines.items():
+        if kid == 0:
+            style = dict(color="black", linewidth=2.2, linestyle=BASELINE_STYLES[baselines % len(BASELINE_STYLES)],
+                         marker=".")
+            baselines += 1
+        else:
+            style = dict(color=palette[rungs % len(palette)], linewidth=1.3, marker=MARKERS[rungs % len(MARKERS)])
+            rungs += 1
         if precision == "tf32":  # not FP32-accurate: drawn apart
             style["linestyle"] = "--"
-        ax.plot(xs, ys, marker="o", markersize=3, label=f"{kid} {label}", **style)
+        timed = sorted((_size(r.shape), r.gflops, bool(r.flags)) for r in results if r.status == "pass")
+        if timed:
+            xs, ys, _ = zip(*timed)
+            (line,) = ax.plot(xs, ys, markersize=4, label=f"{kid} {label}", **style)
+            flagged = [(x, y) for x, y, f in timed if f]
+            if flagged:
+                ax.plot(*zip(*flagged), linestyle="none", marker=style["marker"], markersize=8,
+                        markerfacecolor="none", markeredgecolor=line.get_color())
+        else:
+            ax.plot([], [], label=f"{kid} {label} (no timed size)", **style)
+        for r in results:
+            if r.status != "pass":
+                missing = True
+                ax.plot(_size(r.shape), 0.02, transform=axis_mark, linestyle="none", clip_on=False,
+                        marker="x" if r.status == "fail" else "v", markersize=7, color=style["color"])
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")  # rates span three orders of magnitude
     ax.set_xlabel("size (cube root of M*N*K)")
     ax.set_ylabel("GFLOP/s (median, log scale)")
     gpu = record.environment.get("gpu") or {}
-    ax.set_title(f"gemmbench sizes on {gpu.get('name') or record.device.upper()} "
-                 f"(black: {BASELINE_NAME[record.device]}; dashed: TF32)")
+    keys = [f"black: {BASELINE_NAME[record.device]}"]
+    if any(p == "tf32" for *_, p in lines):
+        keys.append("dashed: TF32")
+    if any(r.flags for r in record.results if r.status == "pass"):
+        keys.append("hollow: flagged")
+    if missing:
+        keys.append("x: failed, v: skipped")
+    ax.set_title(f"gemmbench sizes on {gpu.get('name') or record.device.upper()} ({'; '.join(keys)})")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    return fig

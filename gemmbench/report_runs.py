@@ -120,10 +120,10 @@ def _ratio(result: KernelResult | None, median: float | None) -> str:
 
 def show_gpu_summary(reporter: Reporter, record: RunRecord) -> None:
     header, rows = gpu_summary_rows(record)
-    notes = ["SM MHz: median of the clock read after each kernel's samples; throttle: any reason seen then; "
+    notes = ["SM MHz: median over kernels of the clock during their samples; throttle: any reason seen then; "
              "temperature and power: read after the GPU's last kernel (NVML). Ratios are over the median of "
              "this host's GPUs: a slow or throttled GPU reads below 1."]
-    reporter.show(_table("gemmbench compare · per GPU", header, rows, left=("name", "best rung", "throttle", "PCI")),
+    reporter.show([_table("gemmbench compare · per GPU", header, rows, left=("name", "best rung", "throttle", "PCI"))],
                   header, rows, lines_after=notes)
 
 
@@ -182,7 +182,7 @@ def show_side_by_side(reporter: Reporter, records: list[RunRecord], labels: list
         table.add_row(*row)
     before = [f"[{i + 1}] {label}: {r.command}, {r.device.upper()}" for i, (label, r) in
               enumerate(zip(labels, records))]
-    reporter.show(table, header, rows, lines_before=before)
+    reporter.show([table], header, rows, lines_before=before)
 
 
 # --------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def show_diff(reporter: Reporter, diff: Diff, old_label: str, new_label: str) ->
                  "verdicts from a seeded 95% bootstrap interval of the ratio of median times; "
                  + ("REGRESSION: exit 1" if diff.exit_code else "no regression"))
     table = _table("gemmbench diff · new GFLOP/s against old", header, rows, left=("kernel", "precision", "verdict"))
-    reporter.show(table, header, rows, lines_before=before, lines_after=after)
+    reporter.show([table], header, rows, lines_before=before, lines_after=after)
 
 
 def _one_side(r: KernelResult, device: str | None = None) -> str:

@@ -1,4 +1,8 @@
-"""Typed result records and their JSON form; saving is atomic and incremental."""
+"""Typed result records, their flags, baseline comparison and JSON form.
+
+Saving a record while it grows (atomic snapshots and a journal) lives in
+``recordfile``; this module only says what a record holds.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,17 @@ from .spec import comparison_precision
 from .stats import Stats, gflops, summarize
 from .verify import Verification
 
-SCHEMA = 1
+SCHEMA = 2  # 2 added flags, complete/incomplete_reason, planned, percent_of_peak_at_clock
+READABLE_SCHEMAS = (1, 2)
+
+# Flags a result can carry; each says its numbers are less trustworthy.
+NOISY = "noisy"  # the spread of its samples exceeds NOISY_RELATIVE_IQR
+DISTURBED = "disturbed"  # its threads waited for a core while it was timed (bench.CpuWait)
+THROTTLED = "throttled"  # the GPU throttled during its samples
+SHIFTED = "shifted"  # a baseline that timed differently when measured again after the rungs
+BASELINE_SHIFTED = "baseline-shifted"  # its "% of baseline" is against a shifted baseline
+# A GPU row counts as throttled when this share of its sampling time was throttled.
+THROTTLED_FRACTION = 0.05
 
 
 @dataclass
@@ -38,6 +52,7 @@ class KernelResult:
     samples: list[float] = field(default_factory=list)  # seconds per call
     notes: dict = field(default_factory=dict)  # calls_per_sample, sm clock, ...
     gpu: int | None = None  # which GPU ran it (CUDA's ordinal); None on the CPU
+    flags: list[str] = field(default_factory=list)  # NOISY, DISTURBED, ... (set by the bench)
 
     @cached_property
     def stats(self) -> Stats | None:
@@ -59,53 +74,110 @@ class KernelResult:
             "params_source": self.params_source, "threads": self.threads,
             "verification": self.verification.to_dict() if self.verification else None,
             "samples_s": self.samples, "stats": s.to_dict() if s else None,
-            "gflops": self.gflops, "notes": self.notes, "gpu": self.gpu,
+            "gflops": self.gflops, "notes": self.notes, "gpu": self.gpu, "flags": self.flags,
         }
 
     @classmethod
     def from_dict(cls, d: dict) -> "KernelResult":
         v = d.get("verification")
-        return cls(d["device"], d["kernel_id"], d["name"], d["precision"], Shape(**d["shape"]),
-                   d["status"], d.get("reason"), d.get("params") or {}, d.get("params_source", "default"),
-                   d.get("threads"),
-                   Verification(_inf_if_none(v["max_rel_error"]), v["tolerance"], v["nonfinite"]) if v else None,
-                   list(d.get("samples_s") or []), d.get("notes") or {}, d.get("gpu"))
+        r = cls(d["device"], d["kernel_id"], d["name"], d["precision"], Shape(**d["shape"]),
+                d["status"], d.get("reason"), d.get("params") or {}, d.get("params_source", "default"),
+                d.get("threads"),
+                Verification(_inf_if_none(v["max_rel_error"]), v["tolerance"], v["nonfinite"]) if v else None,
+                list(d.get("samples_s") or []), d.get("notes") or {}, d.get("gpu"))
+        # schema 1 had no flags: derive the ones its numbers still show
+        r.flags = list(d["flags"]) if "flags" in d else measurement_flags(r)
+        return r
 
 
-def baseline_for(result: KernelResult, results: list[KernelResult], ladder_device: str) -> KernelResult | None:
-    """The library baseline that ``result`` is compared with: rung 0 of the
-    command's ladder at the same shape (on the CPU, at the same thread count),
-    in the precision the result is compared at (TF32 rows with cuBLAS TF32),
-    on the same GPU for a GPU row;
-    library rows themselves are compared with the FP32 one."""
+def sm_clock_mhz(result: KernelResult) -> float | None:
+    """The SM clock the kernel ran at: the mean over its samples when the
+    backend sampled it, else the one reading taken after them."""
+    return result.notes.get("sm_clock_mhz")
+
+
+def is_throttled(notes: dict) -> bool:
+    """From the notes of a GPU measurement: the share of the samples' time
+    spent throttled where known, else whether any throttle reason was seen."""
+    fraction = notes.get("throttled_share")
+    if fraction is not None:
+        return fraction > THROTTLED_FRACTION
+    return bool(notes.get("throttle"))
+
+
+def measurement_flags(result: KernelResult) -> list[str]:
+    """The flags a result's own samples and notes show (noisy, throttled)."""
+    flags = []
+    if result.stats is not None and result.stats.noisy:
+        flags.append(NOISY)
+    if is_throttled(result.notes):
+        flags.append(THROTTLED)
+    return flags
+
+
+def _wanted_baseline(result: KernelResult, ladder_device: str) -> tuple:
+    """What a result is compared with: rung 0 of the command's ladder at the
+    same shape (on the CPU, at the same thread count), in the precision the
+    result is compared at (TF32 rows with cuBLAS TF32), on the same GPU for a
+    GPU row; library rows themselves are compared with the FP32 one."""
     precision = "fp32" if result.kernel_id == 0 else comparison_precision(result.precision)
-    for base in results:
-        if (base.kernel_id == 0 and base.device == ladder_device and base.shape == result.shape
-                and (result.gpu is None or base.gpu == result.gpu)
-                and base.precision == precision and base.status == "pass" and base.gflops
-                and (ladder_device != "cpu" or base.threads == result.threads)):
-            return base
+    return result.shape, precision, result.threads if ladder_device == "cpu" else None, result.gpu
+
+
+def _offered_baseline(base: KernelResult, ladder_device: str) -> tuple | None:
+    """The comparison key a timed library row serves, or None."""
+    if base.kernel_id == 0 and base.device == ladder_device and base.status == "pass" and base.gflops:
+        return base.shape, base.precision, base.threads if ladder_device == "cpu" else None, base.gpu
     return None
 
 
-def percent_of_baseline(result: KernelResult, results: list[KernelResult], ladder_device: str) -> float | None:
-    base = baseline_for(result, results, ladder_device)
+def baseline_for(result: KernelResult, results: list[KernelResult], ladder_device: str) -> KernelResult | None:
+    """The library baseline that ``result`` is compared with (see _wanted_baseline)."""
+    want = _wanted_baseline(result, ladder_device)
+    return next((b for b in results if _serves(_offered_baseline(b, ladder_device), want)), None)
+
+
+def _serves(offered: tuple | None, want: tuple) -> bool:
+    """A row with no GPU (OpenBLAS beside a GPU ladder) takes any GPU's baseline."""
+    return offered is not None and offered[:3] == want[:3] and (want[3] is None or offered[3] == want[3])
+
+
+def _percent(result: KernelResult, base: KernelResult | None) -> float | None:
     if base is None or result.gflops is None:
         return None
     return 100.0 * result.gflops / base.gflops
 
 
-def percent_of_peak(result: KernelResult, environment: dict) -> float | None:
-    """Of the FP32 (non-tensor-core) peak, for results of FP32 accuracy."""
-    peak = (environment.get("gpu") or {}).get("peak_fp32_tflops")
+def percent_of_baseline(result: KernelResult, results: list[KernelResult], ladder_device: str) -> float | None:
+    return _percent(result, baseline_for(result, results, ladder_device))
+
+
+def percent_of_peak(result: KernelResult, environment: dict, at_clock: bool = False) -> float | None:
+    """Of the FP32 (non-tensor-core) peak, for results of FP32 accuracy: the
+    peak at the GPU's maximum clock, or with ``at_clock`` the peak at the SM
+    clock the kernel ran at (where the backend recorded it)."""
+    gpu = environment.get("gpu") or {}
+    peak = gpu.get("peak_fp32_tflops")
     if result.device != "gpu" or not peak or result.gflops is None or result.precision == "tf32":
         return None
+    clock, top = sm_clock_mhz(result), gpu.get("max_sm_clock_mhz")
+    if at_clock and clock and top:
+        peak *= clock / top
     return 100.0 * result.gflops / (peak * 1e3)
+
+
+def software() -> dict:
+    """Which gemmbench made a record: computed once per run (git is slow)."""
+    return {"version": __version__, "git_commit": git_commit()}
 
 
 @dataclass
 class RunRecord:
-    """Everything one command measured, with the machine it ran on."""
+    """Everything one command measured, with the machine it ran on.
+
+    ``results`` only grows (rows are appended as they land); ``complete`` is
+    False while the run goes on and when it stopped early, with the reason.
+    """
 
     command: str
     device: str  # the ladder: "gpu" or "cpu"
@@ -113,6 +185,12 @@ class RunRecord:
     environment: dict = field(default_factory=dict)
     results: list[KernelResult] = field(default_factory=list)
     created: str = field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    complete: bool = True
+    incomplete_reason: str | None = None
+    planned: int | None = None  # how many kernel rows the plan had
+    gemmbench: dict | None = None  # software(), filled in by head() on first use
+    _baselines: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _indexed: int = field(default=0, init=False, repr=False, compare=False)
 
     @property
     def failed(self) -> bool:
@@ -123,24 +201,38 @@ class RunRecord:
         timed = [r for r in self.results if r.kernel_id == kernel_id and r.status == "pass" and r.gflops]
         return max(timed, key=lambda r: r.gflops, default=None)
 
-    def to_dict(self) -> dict:
-        return {
-            "schema": SCHEMA,
-            "gemmbench": {"version": __version__, "git_commit": git_commit()},
-            "command": self.command, "device": self.device, "created": self.created,
-            "options": self.options, "environment": self.environment,
-            "results": [{**r.to_dict(),
-                         "percent_of_baseline": percent_of_baseline(r, self.results, self.device),
-                         "percent_of_peak": percent_of_peak(r, self.environment)}
-                        for r in self.results],
-        }
+    def baseline_of(self, result: KernelResult) -> KernelResult | None:
+        """baseline_for over this record's results, through an index that grows
+        with them: a sweep of thousands of rows stays linear."""
+        for base in self.results[self._indexed:]:
+            key = _offered_baseline(base, self.device)
+            if key is not None:
+                self._baselines.setdefault(key, base)
+        self._indexed = len(self.results)
+        want = _wanted_baseline(result, self.device)
+        if want[3] is None:
+            return next((b for key, b in self._baselines.items() if _serves(key, want)), None)
+        return self._baselines.get(want)
 
-    @classmethod
-    def from_dict(cls, d: dict) -> "RunRecord":
-        if d.get("schema") != SCHEMA:
-            raise ValueError(f"unknown result schema {d.get('schema')!r}")
-        return cls(d["command"], d["device"], d["options"], d["environment"],
-                   [KernelResult.from_dict(r) for r in d["results"]], d["created"])
+    def percent_of_baseline(self, result: KernelResult) -> float | None:
+        return _percent(result, self.baseline_of(result))
+
+    def row_dict(self, result: KernelResult) -> dict:
+        """One result as saved: its own fields and the figures relative to others."""
+        return {**result.to_dict(), "percent_of_baseline": self.percent_of_baseline(result),
+                "percent_of_peak": percent_of_peak(result, self.environment),
+                "percent_of_peak_at_clock": percent_of_peak(result, self.environment, at_clock=True)}
+
+    def head(self) -> dict:
+        """Every field but the results."""
+        if self.gemmbench is None:
+            self.gemmbench = software()
+        return {"schema": SCHEMA, "gemmbench": self.gemmbench, "command": self.command, "device": self.device,
+                "created": self.created, "complete": self.complete, "incomplete_reason": self.incomplete_reason,
+                "planned": self.planned, "options": self.options, "environment": self.environment}
+
+    def to_dict(self) -> dict:
+        return {**self.head(), "results": [self.row_dict(r) for r in self.results]}
 
 
 def _strict(value):
@@ -159,8 +251,13 @@ def _inf_if_none(value):
     return math.inf if value is None else value
 
 
+def strict_json(value, indent: int | None = None) -> str:
+    """Standard JSON (no NaN or Infinity tokens) of a plain value."""
+    return json.dumps(_strict(value), indent=indent, allow_nan=False)
+
+
 def to_json(record: RunRecord, indent: int | None = 1) -> str:
-    return json.dumps(_strict(record.to_dict()), indent=indent, allow_nan=False)
+    return strict_json(record.to_dict(), indent)
 
 
 def git_commit() -> str | None:
@@ -181,26 +278,3 @@ def git_commit() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return commit or None
-
-
-def new_result_path(directory: Path, command: str, device: str) -> Path:
-    """A file name no earlier run used: nothing saved before is overwritten."""
-    directory.mkdir(parents=True, exist_ok=True)
-    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    for n in range(1000):
-        path = directory / f"{command}-{device}-{stamp}{f'-{n}' if n else ''}.json"
-        try:
-            path.open("x").close()  # reserve the name
-            return path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free result file name in {directory}")
-
-
-def save(record: RunRecord, path: Path) -> None:
-    """Write the record atomically: a crash mid-write leaves the last good copy."""
-    write_atomic(path, to_json(record) + "\n")
-
-
-def load(path: Path) -> RunRecord:
-    return RunRecord.from_dict(json.loads(Path(path).read_text()))

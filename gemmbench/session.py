@@ -6,16 +6,20 @@ then running the plan, reporting and saving. No click here: errors are
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .backend import Budget, Shape
 from . import validate
 from .bench import Entry, Plan, run_plan
 from .errors import UserError
+from .interrupts import Interrupted, Interrupts
+from .recordfile import RecordWriter, SaveError, recover_orphans
 from .report import Reporter
-from .results import RunRecord, new_result_path, save, to_json
+from .results import RunRecord, to_json
 from .rungs import baselines, get_spec, ladder
 from .spec import comparison_precision
 
@@ -278,63 +282,127 @@ class Session:
 
     def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show,
                 spread: str = "same", baseline=None) -> int:
-        """Run the plan (see ``run``); print it, and its diff against
-        ``baseline`` (a loaded record, gemmbench.store.Loaded); return the exit code."""
+        """Run the plan (see ``run``); print what ran, and its diff against
+        ``baseline`` (a loaded record, gemmbench.store.Loaded); return the exit code.
+
+        Stopped early by SIGINT/SIGTERM, it still prints what finished and saves
+        it marked incomplete (exit 128 + signal); when the record cannot be
+        written it stops, prints what ran, and ends with one error line (exit 2).
+        """
         opts, reporter = self.opts, self.reporter
-        record, path, code = self.run(command, entries, shapes, spread)
-        diff = None
-        if baseline is not None:
-            from .diff import diff_records
-            from .store import current_writer
-            diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
-            code = max(code, diff.exit_code)
-        if opts["as_json"] and diff is None:
-            sys.stdout.write(to_json(record, indent=2) + "\n")
-        elif opts["as_json"]:
-            data = {**json.loads(to_json(record)), "baseline_diff": {"baseline": str(baseline.path), **diff.to_dict()}}
-            sys.stdout.write(json.dumps(data, indent=2) + "\n")
-        else:
-            show(record)
-            if diff is not None:
-                from .report_runs import show_diff
-                from .store import record_label
-                show_diff(reporter, diff, f"{baseline.path} ({baseline.label})", f"this run ({record_label(record)})")
-        if path is not None:
-            reporter.note(f"saved {path}")
-        for note in self.gpu.tuning.notes if self.gpu is not None and self.gpu.tuning is not None else ():
-            reporter.note(note)  # tuning cache entries that were ignored, and why
+        with Interrupts() as interrupts:
+            outcome = self.run(command, entries, shapes, spread, interrupts)
+            record, code = outcome.record, outcome.code
+            diff = None
+            if baseline is not None and record.results:
+                from .diff import diff_records
+                from .store import current_writer
+                diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
+                code = max(code, diff.exit_code)
+            if record.results or outcome.stop is None:
+                if opts["as_json"]:
+                    data = json.loads(to_json(record))
+                    if diff is not None:
+                        data["baseline_diff"] = {"baseline": str(baseline.path), **diff.to_dict()}
+                    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+                else:
+                    show(record)
+                    if diff is not None:
+                        from .report_runs import show_diff
+                        from .store import record_label
+                        show_diff(reporter, diff, f"{baseline.path} ({baseline.label})",
+                                  f"this run ({record_label(record)})")
+            if outcome.save_error:
+                raise UserError(str(outcome.save_error))
+            if outcome.path:
+                reason = record.incomplete_reason
+                reporter.note(f"saved {outcome.path}" + (f" (incomplete: {reason})" if reason else ""))
+            for note in self.gpu.tuning.notes if self.gpu is not None and self.gpu.tuning is not None else ():
+                reporter.note(note)  # tuning cache entries that were ignored, and why
+            if isinstance(outcome.stop, Interrupted):
+                reporter.alert(f"gemmbench: interrupted by {outcome.stop.name}"
+                               + ("" if record.results else " before the first kernel finished: nothing saved"))
+                return outcome.stop.exit_code
         return code
 
-    def run(self, command: str, entries: list[Entry], shapes: list[Shape],
-            spread: str = "same") -> tuple[RunRecord, Path | None, int]:
-        """Run the plan, saving the record after every kernel (unless
-        --no-save); return it, where it was saved and the exit code.
+    def run(self, command: str, entries: list[Entry], shapes: list[Shape], spread: str = "same",
+            interrupts: Interrupts | None = None) -> "Outcome":
+        """Run the plan, saving every result as it lands (unless --no-save).
 
         With several GPUs (--gpus) the plan runs in one worker process per
         GPU, ``spread`` saying how: "same" (every GPU runs it all), "shapes"
         (the shapes are shared out) or "candidates" (the rows with given
-        parameters are shared out, the library rows run everywhere)."""
+        parameters are shared out, the library rows run everywhere).
+        ``interrupts``: the signal handling of ``execute`` (none from the API)."""
         opts, reporter = self.opts, self.reporter
+        interrupts = interrupts or Interrupts()  # not entered: no handlers, rows still saved whole
         self.check(shapes, entries)
         self.check_user_geometry(entries, shapes)
-        budget = self.budget()
-        path = None if opts["no_save"] else new_result_path(opts["results_dir"], command, self.device)
+        plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"], device=self.device)
+        if self.log:
+            plan.log = self.log
+        environment = self.environment(entries)
         if self.gpus:
-            from .workers import run_on_gpus
-            record, code = run_on_gpus(self, command, entries, shapes, spread, path)
-        else:
-            plan = Plan(entries, shapes, opts["seed"], budget, opts["flush_l2"])
-            if self.log:
-                plan.log = self.log
-            record = RunRecord(command, self.device, self.saved_options(), self.environment(entries))
-            with reporter.progress(plan.steps, command) as advance:
-                def on_result(result):
-                    if result.device == "gpu":
-                        result.gpu = self.gpu.ordinal
-                    record.results.append(result)
-                    if path is not None:
-                        save(record, path)
-                    advance(f"{result.name} {result.shape}")
-                run_plan(plan, on_result)
-            code = 1 if record.failed else 0
-        return record, path, code
+            environment["gpus"] = {}  # each worker's GPU, filled as they report
+        record = RunRecord(command, self.device, self.saved_options(), environment, planned=plan.steps)
+        writer = None
+        if not opts["no_save"]:  # the directory was checked (validate.check_output_dir)
+            for path in recover_orphans(opts["results_dir"]):
+                reporter.note(f"recovered {path} (incomplete) from the journal of a run that was killed")
+            writer = RecordWriter(record, opts["results_dir"])
+
+        def keep(result):
+            with interrupts.deferred():  # a row is saved whole or not at all
+                if result.device == "gpu" and result.gpu is None:
+                    result.gpu = self.gpu.ordinal
+                record.results.append(result)
+                if writer:
+                    writer.add(result)
+
+        def update(result):
+            with interrupts.deferred():
+                if writer:
+                    writer.update(result)
+
+        stop: Interrupted | SaveError | None = None
+        workers_failed = False
+        try:
+            if self.gpus:
+                from .workers import run_on_gpus
+                workers_failed = run_on_gpus(self, record, entries, shapes, spread, keep)
+            else:
+                with reporter.progress(plan.steps, command) as advance:
+                    def on_result(result):
+                        keep(result)
+                        advance(f"{result.name} {result.shape}")
+                    run_plan(plan, on_result, update)
+        except KeyboardInterrupt:  # a SIGINT that came before our handler
+            stop = Interrupted(signal.SIGINT)
+        except (Interrupted, SaveError) as exc:
+            stop = exc
+        interrupts.hold()  # finishing: a second Ctrl-C must not lose the record
+
+        done = f"{len(record.results)} of {plan.steps} kernels"
+        reason = None if stop is None else f"interrupted by {stop.name} after {done}" \
+            if isinstance(stop, Interrupted) else f"stopped after {done}: {stop}"
+        save_error = stop if isinstance(stop, SaveError) else None
+        record.complete, record.incomplete_reason = stop is None, reason
+        if writer:
+            try:
+                writer.finish()
+            except SaveError as exc:
+                save_error = save_error or exc
+        code = 1 if record.failed or workers_failed else 0
+        return Outcome(record, writer.path if writer else None, code, stop, save_error)
+
+
+@dataclass
+class Outcome:
+    """What ``Session.run`` leaves: the record, where it was saved, the exit
+    code of its rows, and why it stopped early (a signal, a failed save)."""
+
+    record: RunRecord
+    path: Path | None
+    code: int
+    stop: "Interrupted | SaveError | None" = None
+    save_error: "SaveError | None" = None

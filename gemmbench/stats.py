@@ -9,6 +9,10 @@ import numpy as np
 # A result whose interquartile range exceeds this fraction of its median is
 # flagged as noisy: the machine was busy, clocks moved, or too few samples.
 NOISY_RELATIVE_IQR = 0.05
+# A baseline measured again after the rungs of its shape has shifted when its
+# median moved by more than the two spreads together, and by at least this
+# much: small drifts (turbo, cache state) are normal between two looks.
+SHIFT_FLOOR = 0.10
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,18 @@ def summarize(samples) -> Stats:
     q1, median, q3 = np.percentile(x, [25, 50, 75])
     return Stats(int(x.size), float(median), float(x.mean()), float(x.min()), float(x.max()),
                  float(q1), float(q3))
+
+
+def relative_shift(first: Stats, again: Stats) -> float:
+    """How far the second look's median moved from the first, as a fraction."""
+    return abs(again.median - first.median) / first.median if first.median > 0 else 0.0
+
+
+def shifted(first: Stats, again: Stats) -> bool:
+    """True when two looks at one kernel disagree beyond their spreads: the
+    machine changed between them (load, clocks), so figures computed against
+    the first look are suspect."""
+    return relative_shift(first, again) > max(SHIFT_FLOOR, first.relative_iqr + again.relative_iqr)
 
 
 def gflops(flops: int, seconds: float) -> float:

@@ -19,11 +19,8 @@ from pathlib import Path
 
 from . import __version__
 from .errors import UserError
-from .results import KernelResult, RunRecord, git_commit
+from .results import READABLE_SCHEMAS, KernelResult, RunRecord, git_commit
 
-# 1: the first records. 2: adds an optional "complete" flag (false while a run
-# is still writing or was interrupted) and optional per-result "flags".
-READABLE_SCHEMAS = (1, 2)
 STATUSES = ("pass", "fail", "skip")
 
 
@@ -171,7 +168,9 @@ def _build(path: Path, data) -> Loaded:
     writer = _optional(data, "gemmbench", dict, {})
     complete = _optional(data, "complete", bool, True) if schema >= 2 else True
     results = [_result(r, f"results[{i}].") for i, r in enumerate(raw)]
-    record = RunRecord(command, device, options, environment, results, created)
+    record = RunRecord(command, device, options, environment, results, created, complete,
+                       _optional(data, "incomplete_reason", str, None), _optional(data, "planned", int, None),
+                       writer or None)
     return Loaded(path, record, schema, _check(writer.get("version"), str, "gemmbench.version", True),
                   _check(writer.get("git_commit"), str, "gemmbench.git_commit", True), complete)
 

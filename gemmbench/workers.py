@@ -161,21 +161,21 @@ def plan_orders(gpus: list[int], opts: dict, rows: list[RowSpec], shapes: list, 
     raise ValueError(f"unknown spread {spread!r}")
 
 
-def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str, path, worker=gpu_worker):
+def run_on_gpus(session, record, entries: list, shapes: list, spread: str, keep, worker=gpu_worker) -> bool:
     """Run ``entries`` at ``shapes`` on the session's GPUs (--gpus), one worker
-    each; the CPU rows (OpenBLAS beside compare) run here afterwards. Returns
-    (record, exit code): 1 when a kernel failed or a worker did."""
+    each; the CPU rows (OpenBLAS beside compare) run here afterwards. Each
+    result goes to ``keep`` (the session saves it into ``record``), then the
+    record's rows are put in plan order. Returns whether a worker failed."""
     from .bench import Plan, run_plan
     from .report_runs import identity_line
-    from .results import KernelResult, RunRecord, save
+    from .results import KernelResult
 
-    reporter, opts = session.reporter, session.opts
+    reporter, opts, command = session.reporter, session.opts, record.command
     gpu_entries = [e for e in entries if e.backend.device == "gpu"]
     cpu_entries = [e for e in entries if e.backend.device != "gpu"]
     rows = [(e.spec.id, e.spec.precision, e.params) for e in gpu_entries]
     orders = plan_orders(session.gpus, session.saved_options(), rows, shapes, spread)
-    env = {**session.environment(cpu_entries), "gpus": {}}
-    record = RunRecord(command, "gpu", session.saved_options(), env)
+    env = record.environment
     failed_workers = []
 
     def refresh_notes():
@@ -188,10 +188,8 @@ def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str,
             env["notes"].append("candidates shared out: " + ", ".join(
                 f"{sum(r[2] is not None for r in o.rows)} on GPU {o.gpu}" for o in orders))
 
-    def keep(result, advance):
-        record.results.append(result)
-        if path is not None:
-            save(record, path)
+    def landed(result, advance):
+        keep(result)
         advance(f"GPU {result.gpu if result.gpu is not None else '-'}: {result.name} {result.shape}")
 
     if getattr(session, "gpu", None) is not None:
@@ -204,7 +202,7 @@ def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str,
             if kind == "environment":
                 mine.update(payload)
             elif kind == "result":
-                keep(KernelResult.from_dict(payload), advance)
+                landed(KernelResult.from_dict(payload), advance)
             elif kind == "state":
                 mine["after"] = payload
             elif kind == "error":
@@ -216,7 +214,7 @@ def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str,
         run_workers(orders, on_message, worker)
         if cpu_entries:
             plan = Plan(cpu_entries, shapes, opts["seed"], session.budget(), opts["flush_l2"])
-            run_plan(plan, lambda result: keep(result, advance))
+            run_plan(plan, lambda result: landed(result, advance))
 
     # one order however the rows arrived: by shape, then GPU, then plan row
     rank = {(kid, precision, repr(params)): i for i, (kid, precision, params) in enumerate(rows)}
@@ -224,9 +222,7 @@ def run_on_gpus(session, command: str, entries: list, shapes: list, spread: str,
     record.results.sort(key=lambda r: (shape_rank.get(r.shape, 0), r.gpu is None, r.gpu or 0,
                                        rank.get((r.kernel_id, r.precision, repr(r.params) if r.params_source == "given"
                                                  else repr(None)), 0)))
-    if path is not None:
-        save(record, path)
-    return record, 1 if record.failed or failed_workers else 0
+    return bool(failed_workers)
 
 
 def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
@@ -235,7 +231,7 @@ def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
     kernels at the same time. A kernel that does not compile is left to its
     worker, which reports it as a FAIL row."""
     from concurrent.futures import ThreadPoolExecutor
-    from .gpu.compile import compile_only
+    from .gpu.compile import cubin
     cc = gpu.info.compute_capability
     jobs = {}
     for e in entries:
@@ -248,7 +244,7 @@ def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
 
     def build(job):
         try:
-            compile_only(job[0], cc, job[1])
+            cubin(job[0], cc, job[1])
         except Exception:
             pass
     with ThreadPoolExecutor() as pool:

@@ -9,7 +9,8 @@ import pytest
 from gemmbench import cli
 from gemmbench.backend import Shape
 from gemmbench.diff import bootstrap_ratio, diff_records, parse_threshold, verdict
-from gemmbench.results import KernelResult, RunRecord, save
+from gemmbench.fsutil import write_atomic
+from gemmbench.results import KernelResult, RunRecord, to_json
 from gemmbench.verify import Verification
 
 SHAPE = Shape(512, 512, 512)
@@ -49,8 +50,8 @@ SHIFTS = [  # (name, slower_by, noise, samples, threshold, verdict)
 def test_known_shifts_get_the_right_verdict_and_exit_code(capsys, tmp_path, name, slower_by, noise, n,
                                                           threshold, expected):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
-    save(record([result(5, samples(1e-3, noise, n, 1))]), old)
-    save(record([result(5, samples(1e-3 * (1 + slower_by), noise, n, 2))]), new)
+    write_atomic(old, to_json(record([result(5, samples(1e-3, noise, n, 1))])))
+    write_atomic(new, to_json(record([result(5, samples(1e-3 * (1 + slower_by), noise, n, 2))])))
     code = cli.main(["diff", str(old), str(new), "--threshold", threshold, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["rows"][0]["verdict"] == expected
@@ -60,8 +61,8 @@ def test_known_shifts_get_the_right_verdict_and_exit_code(capsys, tmp_path, name
 
 def test_the_table_names_the_verdicts(capsys, tmp_path):
     old, new = tmp_path / "old.json", tmp_path / "new.json"
-    save(record([result(0, samples(1e-3, 0.005, 50, 1)), result(12, samples(2e-3, 0.005, 50, 3))]), old)
-    save(record([result(0, samples(1e-3, 0.005, 50, 2)), result(12, samples(2.4e-3, 0.005, 50, 4))]), new)
+    write_atomic(old, to_json(record([result(0, samples(1e-3, 0.005, 50, 1)), result(12, samples(2e-3, 0.005, 50, 3))])))
+    write_atomic(new, to_json(record([result(0, samples(1e-3, 0.005, 50, 2)), result(12, samples(2.4e-3, 0.005, 50, 4))])))
     code = cli.main(["diff", str(old), str(new)])
     out = capsys.readouterr().out
     assert code == 1
@@ -96,7 +97,7 @@ def test_threshold_parsing(text, value):
 @pytest.mark.parametrize("text", ["abc", "-1%", "100%", "3%%"])
 def test_bad_threshold_is_one_line(capsys, tmp_path, text):
     path = tmp_path / "r.json"
-    save(record([result(0, [1e-3] * 5)]), path)
+    write_atomic(path, to_json(record([result(0, [1e-3] * 5)])))
     code = cli.main(["diff", str(path), str(path), "--threshold", text])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "--threshold" in err

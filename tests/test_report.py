@@ -40,29 +40,30 @@ def test_format_time():
 def test_result_rows_show_percent_and_status():
     rec = gpu_record([kr(0, 1e-5), kr(10, 2e-5), kr(11, 0, status="fail", reason="wrong result", err=0.5),
                       kr(3, 0, status="skip", reason="needs sm_90")])
-    cols = result_columns(rec)
+    cols = [c.name for c in result_columns(rec)]
     rows = {r[0]: dict(zip(cols, r)) for r in result_rows(rec)}
     assert rows["10"]["% cuBLAS"] == "50.0"
     assert rows["0"]["GFLOP/s"] == f"{2 * 128 ** 3 / 1e-5 / 1e9:,.1f}"
     assert rows["11"]["check"] == "FAIL (wrong result)" and rows["11"]["max rel err"] == "5.0e-01"
     assert rows["3"]["check"] == "SKIP (needs sm_90)"
-    text = render(results_table(rec))
+    text = render(results_table(rec)[0])
     assert "rung10" in text and "FAIL" in text and "% FP32 peak" in text
 
 
 def test_sweep_rows_kernels_down_sizes_across():
     s1, s2 = Shape(128, 128, 128), Shape(256, 256, 256)
     rec = gpu_record([kr(0, 1e-5, s1), kr(5, 2e-5, s1), kr(0, 4e-5, s2), kr(5, 0, s2, status="fail")], "sizes")
-    header, rows = sweep_rows(rec)
+    header, rows, notes = sweep_rows(rec)
     assert header == ["kernel", "precision", "128", "256", "max rel err"]
-    assert rows[1][:2] == ["5 rung5", "FP32"] and rows[1][2].endswith("(50%)") and rows[1][3] == "FAIL"
+    assert rows[1][:2] == ["5 rung5", "FP32"] and rows[1][2].endswith("(50%)") and rows[1][3] == "FAIL [1]"
+    assert notes == ["[1] FAIL: no reason given (5 rung5 at 256)"]
     assert rows[1][4] == "2.0e-07"  # the worst error over the sweep, every row
 
 
 def test_tf32_rows_are_labelled_and_compared_with_cublas_tf32():
     rec = gpu_record([kr(0, 1e-5), kr(0, 1e-6, precision="tf32", err=3e-4), kr(14, 2e-6, precision="tf32", err=4e-4),
                       kr(15, 5e-6, precision="3xtf32"), kr(12, 1e-5)])
-    cols = result_columns(rec)
+    cols = [c.name for c in result_columns(rec)]
     rows = {(r[0], r[2]): dict(zip(cols, r)) for r in result_rows(rec)}
     assert rows[("14", "TF32")]["% cuBLAS"] == "50.0"  # of cuBLAS TF32, not of SGEMM
     assert rows[("15", "3XTF32")]["% cuBLAS"] == "200.0"  # FP32-accurate: of SGEMM
@@ -106,3 +107,168 @@ def test_ladder_rows_cover_every_rung():
 
 def test_format_rate_keeps_small_numbers_readable():
     assert format_rate(0.412) == "0.412" and format_rate(47.3) == "47.3" and format_rate(51234.5) == "51,234"
+
+
+# ---- conventions: width, CSV, colour, throttling ---------------------------
+
+import csv as _csv
+import io
+import re
+
+import pytest
+
+from gemmbench import cli
+from gemmbench.report import Reporter, result_csv_rows, sweep_tables
+from gemmbench.report import format_number
+from gemmbench.results import THROTTLED, measurement_flags, percent_of_peak
+
+
+def wide_record():
+    rows = [kr(0, 2.7e-3, Shape(4096, 4096, 4096)),
+            kr(0, 1.1e-3, Shape(4096, 4096, 4096), precision="tf32", err=3e-4),
+            kr(12, 2.9e-3, Shape(4096, 4096, 4096), params={"BM": 128, "BN": 128}, params_source="tuned"),
+            kr(13, 0, Shape(4096, 4096, 4096), status="fail", reason="wrong result", err=0.5),
+            kr(14, 0, Shape(4096, 4096, 4096), status="skip", reason="needs compute capability 9.0",
+               precision="tf32"),
+            kr(15, 3.1e-3, Shape(4096, 4096, 4096), precision="3xtf32",
+               notes={"sm_clock_mhz": 1425.0, "throttled_share": 0.6, "throttle": ["SwPowerCap"]})]
+    for r in rows:
+        r.flags = measurement_flags(r)
+    return gpu_record(rows)
+
+
+def lines_of(renderables, width) -> list[str]:
+    console = Console(width=width, record=True, file=io.StringIO())
+    for r in renderables:
+        console.print(r)
+    return console.export_text().splitlines()
+
+
+@pytest.mark.parametrize("width", [80, 200])
+def test_results_table_fits_the_width_and_never_cuts_a_number(width):
+    rec = wide_record()
+    table, dropped = results_table(rec, Console(width=width))
+    text = lines_of([table], width)
+    assert all(len(line) <= width for line in text) and "…" not in "\n".join(text)
+    shown = " ".join(text)
+    for r in rec.results:
+        if r.gflops:
+            assert format_number(r.gflops) in shown  # e.g. 50,903.7: whole
+    assert "FAIL" in shown and "throttled" in shown
+    if width == 200:
+        assert dropped == []
+    else:
+        assert dropped and all(c.keep < 8 for c in dropped)  # what goes first is the least needed
+
+
+def test_sweep_splits_its_sizes_rather_than_cut_numbers():
+    shapes = [Shape(s, s, s) for s in range(1000, 13000, 1000)]
+    rec = gpu_record([kr(k, 1e-3 * (k + 1), s) for s in shapes for k in (0, 5, 9)], "sizes")
+    for width in (80, 200):
+        tables = sweep_tables(rec, Console(width=width))
+        text = lines_of(tables, width)
+        assert all(len(line) <= width for line in text) and "…" not in "\n".join(text)
+        header, rows, _ = sweep_rows(rec)
+        joined = "\n".join(text)
+        assert all(cell in joined for row in rows for cell in row[2:])
+    assert len(sweep_tables(rec, Console(width=80))) > len(sweep_tables(rec, Console(width=200)))
+
+
+def test_sweep_shows_why_a_size_was_skipped():
+    rec = gpu_record([kr(0, 1e-5), kr(6, 0, status="skip", reason="one call predicted to take 40 s"),
+                      kr(0, 1e-4, Shape(256, 256, 256)),
+                      kr(6, 0, Shape(256, 256, 256), status="skip", reason="one call predicted to take 40 s")],
+                     "sizes")
+    header, rows, notes = sweep_rows(rec)
+    assert rows[1][2:4] == ["SKIP [1]", "SKIP [1]"]
+    assert notes == ["[1] SKIP: one call predicted to take 40 s (6 rung6 at 128, 6 rung6 at 256)"]
+
+
+def test_throttled_rows_are_flagged_and_their_peak_uses_the_clock_they_ran_at():
+    rec = wide_record()
+    throttled = rec.results[-1]
+    assert THROTTLED in throttled.flags and rec.results[0].flags == []
+    cols = [c.name for c in result_columns(rec)]
+    row = dict(zip(cols, result_rows(rec)[-1]))
+    at_max = percent_of_peak(throttled, rec.environment)
+    assert row["SM MHz"] == "1,425" and "throttled" in row["flags"]
+    assert float(row["% FP32 peak"].replace(",", "")) == pytest.approx(at_max * 1980 / 1425, abs=0.06)
+    assert not THROTTLED in measurement_flags(kr(0, 1e-3, notes={"throttled_share": 0.01,
+                                                                 "throttle": ["SwPowerCap"]}))
+
+
+def test_csv_is_plain_numbers_one_value_per_column():
+    header, rows = result_csv_rows(wide_record())
+    parsed = list(_csv.DictReader(io.StringIO(to_csv(header, rows))))
+    assert {"time_us", "gflops", "pct_cublas", "pct_fp32_peak", "sm_clock_mhz", "threads", "flags"} <= set(header)
+    for row in parsed:
+        for col in ("time_us", "q1_us", "q3_us", "spread_pct", "gflops", "pct_cublas", "pct_fp32_peak",
+                    "sm_clock_mhz", "max_rel_err", "M", "samples"):
+            if row[col]:
+                float(row[col])  # no units, no thousands separators, no words
+    by_id = {(row["kernel_id"], row["precision"]): row for row in parsed}
+    assert float(by_id["0", "fp32"]["time_us"]) == pytest.approx(2700.0)
+    assert by_id["15", "3xtf32"]["flags"] == "throttled"
+    assert by_id["13", "fp32"]["status"] == "fail" and by_id["13", "fp32"]["gflops"] == ""
+
+
+FAST = ["--warmup", "0", "--min-samples", "1", "--max-samples", "2", "--budget", "0"]
+
+
+def test_cli_csv_reads_as_numbers(capsys):
+    code = cli.main(["compare", "-i", "2", "--device", "cpu", "-m", "9", "-n", "7", "-k", "5", *FAST,
+                     "--no-save", "--format", "csv"])
+    out, err = capsys.readouterr()
+    rows = list(_csv.DictReader(io.StringIO(out)))
+    assert code == 0 and len(rows) == 2
+    assert all(float(r["gflops"]) > 0 and float(r["time_us"]) > 0 and float(r["threads"]) == 1 for r in rows)
+    assert float(rows[1]["pct_openblas"]) > 0
+
+
+def test_piped_output_honours_columns_without_trailing_spaces_or_stray_lines(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    code = cli.main(["compare", "--all", "--device", "cpu", "-m", "9", "-n", "7", "-k", "5", *FAST, "--no-save"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""  # no progress bar residue (not a terminal), nothing saved
+    table = out.split("\n\n")[0].splitlines()
+    assert all(len(line) <= 80 for line in out.splitlines() if "━" in line or line.startswith("  "))
+    assert not any(line != line.rstrip() for line in out.splitlines())
+    footer = [line for line in out.splitlines() if line.startswith("Timed with")]
+    assert len(footer) == 1 and len(footer[0]) > 200  # a long line is one line, not hard-wrapped
+    assert "multithreaded" in out and table
+
+
+@pytest.mark.parametrize("no_color", ["1", None])
+def test_no_color_means_no_escape_codes_at_all(capsys, monkeypatch, no_color):
+    monkeypatch.setenv("FORCE_COLOR", "1")  # as a terminal would get
+    if no_color:
+        monkeypatch.setenv("NO_COLOR", no_color)
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    rec = wide_record()
+    Reporter().show_results(rec)
+    out, _ = capsys.readouterr()
+    assert ("\x1b[" in out) is (no_color is None)  # bold and dim are escape codes too
+    assert re.search(r"50,9\d\d\.\d", out)
+
+
+def test_tuning_table_fits_80_columns_and_shows_flags(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    rows = [kr(0, 1e-5), kr(9, 2e-5, params={"BM": 128, "BN": 64, "BK": 8, "TM": 8, "TN": 8}),
+            kr(9, 1e-5, params={"BM": 64, "BN": 128, "BK": 16, "TM": 4, "TN": 8})]
+    rows[1].flags = ["noisy", "disturbed"]
+    Reporter().show_tuning(gpu_record(rows, "tune"), top=5)
+    out, _ = capsys.readouterr()
+    table = [line for line in out.splitlines() if "━" in line or line.startswith("  ")]
+    assert table and all(len(line) <= 80 for line in table) and "…" not in out
+    assert "disturbed" in out and "209.7" in out and "100.0" in out
+
+
+def test_sizes_csv_is_one_row_per_kernel_and_size(capsys):
+    code = cli.main(["sizes", "--sweep", "4,8,12", "-i", "1", "--device", "cpu", *FAST, "--no-save",
+                     "--format", "csv"])
+    out, _ = capsys.readouterr()
+    rows = list(_csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [(r["kernel_id"], r["M"]) for r in rows] == [
+        (k, m) for m in ("4", "8", "12") for k in ("0", "1")]
+    assert all(float(r["gflops"]) > 0 for r in rows)

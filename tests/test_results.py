@@ -4,8 +4,9 @@ import math
 import pytest
 
 from gemmbench.backend import Shape
-from gemmbench.results import (KernelResult, RunRecord, load, new_result_path, percent_of_baseline,
-                               percent_of_peak, save, to_json)
+from gemmbench.recordfile import RecordWriter
+from gemmbench.store import RecordError, load as load_record
+from gemmbench.results import KernelResult, RunRecord, percent_of_baseline, percent_of_peak, to_json
 from gemmbench.verify import Verification
 
 SHAPE = Shape(64, 32, 16)
@@ -17,7 +18,9 @@ def result(kid, seconds, device="gpu", status="pass", threads=None, err=1e-7):
 
 
 def record(results, device="gpu"):
-    env = {"gpu": {"peak_fp32_tflops": 1.0}} if device == "gpu" else {}
+    gpu = {"name": "Test GPU", "compute_capability": "9.0", "sm_count": 1, "max_sm_clock_mhz": 1000.0,
+           "peak_fp32_tflops": 1.0, "driver_version": "0", "cuda_driver_api": "13.0"}
+    env = {"gpu": gpu} if device == "gpu" else {}
     return RunRecord("compare", device, {"seed": 0}, env, results)
 
 
@@ -42,16 +45,20 @@ def test_no_baseline_no_percent():
 
 
 def test_json_roundtrip_keeps_raw_samples(tmp_path):
-    rec = record([result(0, [1e-6, 2e-6, 3e-6]), result(1, [], status="fail", err=math.inf)])
-    path = new_result_path(tmp_path, "compare", "gpu")
-    save(rec, path)
+    rec = record([])
+    writer = RecordWriter(rec, tmp_path)
+    for r in [result(0, [1e-6, 2e-6, 3e-6]), result(1, [], status="fail", err=math.inf)]:
+        rec.results.append(r)
+        writer.add(r)
+    writer.finish()
+    path = writer.path
     data = json.loads(path.read_text())  # strict JSON: no Infinity/NaN tokens
     assert data["results"][0]["samples_s"] == [1e-6, 2e-6, 3e-6]
     assert data["results"][0]["stats"]["median"] == 2e-6
     assert data["results"][1]["verification"]["max_rel_error"] is None
     assert data["results"][1]["verification"]["passed"] is False
     assert data["results"][1]["percent_of_baseline"] is None
-    again = load(path)
+    again = load_record(path).record
     assert again.results[0].samples == [1e-6, 2e-6, 3e-6]
     assert math.isinf(again.results[1].verification.max_rel_error)
     assert again.failed and not record([result(0, [1.0])]).failed
@@ -63,26 +70,11 @@ def test_strict_json_has_no_nan_tokens():
     json.loads(text)
 
 
-def test_result_paths_never_collide(tmp_path):
-    paths = {new_result_path(tmp_path, "run", "cpu") for _ in range(5)}
-    assert len(paths) == 5 and all(p.exists() for p in paths)
-
-
-def test_save_replaces_atomically(tmp_path):
-    path = new_result_path(tmp_path, "run", "gpu")
-    rec = record([result(0, [1e-6])])
-    save(rec, path)
-    rec.results.append(result(2, [2e-6]))
-    save(rec, path)
-    assert len(json.loads(path.read_text())["results"]) == 2
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temp files left
-
-
 def test_unknown_schema_is_refused(tmp_path):
     p = tmp_path / "x.json"
     p.write_text(json.dumps({"schema": 99}))
-    with pytest.raises(ValueError):
-        load(p)
+    with pytest.raises(RecordError, match="schema"):
+        load_record(p)
 
 
 def test_git_commit_says_when_the_code_is_not_the_commit(tmp_path, monkeypatch):

@@ -14,7 +14,8 @@ from gemmbench import cli
 from gemmbench.backend import Shape
 from gemmbench.report import Reporter
 from gemmbench.report_runs import show_record
-from gemmbench.results import KernelResult
+from gemmbench.fsutil import write_atomic
+from gemmbench.results import KernelResult, RunRecord, to_json
 from gemmbench.store import load
 from gemmbench.verify import Verification
 from gemmbench.workers import WorkOrder, parse_gpus, plan_orders, run_on_gpus, run_workers, split
@@ -127,6 +128,15 @@ class Entry:
         self.params = params
 
 
+def _run(session, command, entries, shapes, spread, path):
+    """run_on_gpus as Session.run drives it, the record saved at the end."""
+    record = RunRecord(command, "gpu", session.saved_options(), {**session.environment(entries), "gpus": {}})
+    failed = run_on_gpus(session, record, entries, shapes, spread, record.results.append, fake_worker)
+    if path is not None:
+        write_atomic(path, to_json(record))
+    return record, 1 if record.failed or failed else 0
+
+
 def _rendered(record, fmt="csv"):
     reporter = Reporter(fmt)
     reporter.out = Console(file=io.StringIO(), width=200, color_system=None)
@@ -137,7 +147,7 @@ def _rendered(record, fmt="csv"):
 def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):
     path = tmp_path / "compare.json"
     entries = [Entry(0), Entry(12)]
-    record, code = run_on_gpus(FakeSession([0, 1]), "compare", entries, [Shape(64, 64, 64)], "same", path, fake_worker)
+    record, code = _run(FakeSession([0, 1]), "compare", entries, [Shape(64, 64, 64)], "same", path)
     assert code == 0
     assert [(r.gpu, r.kernel_id) for r in record.results] == [(0, 0), (0, 12), (1, 0), (1, 12)]
     saved = json.loads(path.read_text())
@@ -148,14 +158,14 @@ def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):
     gpu0, gpu1 = summary[1], summary[2]
     assert gpu0[0] == "0" and gpu1[0] == "1" and gpu1[6] == "1,880" and gpu1[7] == "41"
     assert float(gpu1[-2]) < 1 < float(gpu0[-2])  # GPU 1 is the slow one: below the host's median
-    assert out.count("rung,kernel") == 2  # one results table per GPU
+    assert out.count("device,kernel_id,kernel") == 2  # one results table per GPU
     assert _rendered(load(path).record) == out  # show prints what the run printed
 
 
 def test_a_lost_gpu_is_reported_and_the_other_finishes(tmp_path):
     path = tmp_path / "compare.json"
-    record, code = run_on_gpus(FakeSession([0, 1, 2], fate={"1": "lost"}), "compare", [Entry(0), Entry(12)],
-                               [Shape(64, 64, 64)], "same", path, fake_worker)
+    record, code = _run(FakeSession([0, 1, 2], fate={"1": "lost"}), "compare", [Entry(0), Entry(12)],
+                               [Shape(64, 64, 64)], "same", path)
     assert code == 1
     assert {r.gpu for r in record.results} == {0, 2}
     assert "GPU is lost" in record.environment["gpus"]["1"]["error"]
@@ -164,15 +174,15 @@ def test_a_lost_gpu_is_reported_and_the_other_finishes(tmp_path):
 
 
 def test_sizes_share_the_shapes_and_tune_the_candidates(tmp_path):
-    sizes, code = run_on_gpus(FakeSession([0, 1]), "sizes", [Entry(0)], SHAPES, "shapes", None, fake_worker)
+    sizes, code = _run(FakeSession([0, 1]), "sizes", [Entry(0)], SHAPES, "shapes", None)
     assert code == 0 and [(r.shape.M, r.gpu) for r in sizes.results] == [(256, 1), (1024, 1), (4096, 0)]
     assert any("shapes shared out" in n for n in sizes.environment["notes"])
     entries = [Entry(0)] + [Entry(12, params={"BM": bm}) for bm in (64, 128, 256)]
-    tune, code = run_on_gpus(FakeSession([0, 1]), "tune", entries, SHAPES[:1], "candidates", None, fake_worker)
+    tune, code = _run(FakeSession([0, 1]), "tune", entries, SHAPES[:1], "candidates", None)
     candidates = [r for r in tune.results if r.kernel_id == 12]
     assert code == 0 and sorted(r.params["BM"] for r in candidates) == [64, 128, 256]
     assert {r.gpu for r in candidates} == {0, 1} and [r.gpu for r in tune.results if r.kernel_id == 0] == [0, 1]
-    assert "rank,kernel,parameters" in _rendered(tune)
+    assert "BM=128,given" in _rendered(tune)  # the candidates, one CSV row each
 
 
 # -- --gpu / --gpus through the command line, with a stand-in backend -------------------
@@ -240,7 +250,7 @@ def test_baseline_diff_in_the_same_output(capsys, tmp_path):
     code = cli.main(args + ["--no-save", "--baseline", str(saved), "--format", "csv"])
     out, _ = capsys.readouterr()
     assert code in (0, 1)  # a 33x17x29 GEMM on a shared CI machine may well move
-    assert "old GFLOP/s,new GFLOP/s" in out and out.startswith("rung,kernel")
+    assert "old GFLOP/s,new GFLOP/s" in out and out.startswith("device,kernel_id,kernel")
     code = cli.main(args + ["--no-save", "--baseline", str(saved), "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["baseline_diff"]["baseline"] == str(saved) and len(data["baseline_diff"]["rows"]) == 2
