@@ -1,23 +1,33 @@
 #!/usr/bin/env bash
 # The runs behind the README's H200 figures; everything lands in $OUT.
-#   bash benchmarks/readme_figures.sh tables   # GPU tests, compare --all, the 3xTF32 K checks, the sweep
-#   bash benchmarks/readme_figures.sh checks   # compute-sanitizer on rungs 12-15, ncu bank conflicts, ncu times
+#   bash benchmarks/readme_figures.sh tests    # every GPU test
+#   bash benchmarks/readme_figures.sh tables   # compare --all, the sweep 256..8192, a kernel file, info, profile
+#   bash benchmarks/readme_figures.sh checks   # compute-sanitizer on rungs 12-18, ncu bank conflicts, ncu times
 #   bash benchmarks/readme_figures.sh tune     # gemmbench tune on rungs 9, 12, 14, 15 at 4096^3
 set -o pipefail
 out=${OUT:-/tmp/gemmbench-out}; mkdir -p "$out"
 part=${1:-tables}
-export GEMMBENCH_CACHE_DIR="$out/cache"  # no tuned parameters from earlier runs: the figures are the defaults'
+# no tuned parameters from earlier runs: the figures are the defaults'; outside $OUT (files come back by count)
+export GEMMBENCH_CACHE_DIR=/tmp/gemmbench-cache
+records=/tmp/gemmbench-records
+
+if [ "$part" = tests ]; then
+    timeout 560 python3 -m pytest -m gpu -q -rfE --tb=line -p no:cacheprovider 2>&1 | tee "$out/pytest_gpu.log" | tail -40
+fi
 
 if [ "$part" = tables ]; then
 {
-timeout 300 python3 -m pytest -m gpu -q -rf --tb=line tests/test_gpu.py 2>&1 | tail -8
-gemmbench compare --all --format markdown --results-dir "$out"
+gemmbench compare --all --format markdown --results-dir "$records"
+gemmbench sizes --sweep 256..8192 -i 12 -i 13 -i 14 -i 15 -i 16 -i 17 -i 18 --format markdown \
+    --plot "$out/sizes.png" --results-dir "$records"
 # 3xTF32 against cuBLAS SGEMM on the same inputs, at short, medium and long K
 for k in 256 4096 16384; do
-    gemmbench compare -i 15 -m 4096 -n 4096 -k "$k" --format markdown --no-save | grep -E '^\| (rung|0|15) '
+    gemmbench compare -i 15 -i 18 -m 4096 -n 4096 -k "$k" --format markdown --no-save | grep -E '^\| *(rung|0|15|18) '
 done
-gemmbench sizes --sweep 128..4096 --format markdown --plot "$out/sizes.png" --results-dir "$out"
+gemmbench compare --kernel-file examples/tiled_sgemm.cu -i 0 -i 12 -m 2048 -n 2048 -k 2048 --no-save
+gemmbench diff results/reference/h200-compare-4096.json "$records"/compare-gpu-*.json --threshold 5%
 } 2>&1 | tee "$out/tables.log"
+cp "$records"/compare-gpu-*.json "$out/compare.json"; cp "$records"/sizes-gpu-*.json "$out/sizes.json"
 fi
 
 if [ "$part" = checks ]; then
@@ -25,17 +35,10 @@ if [ "$part" = checks ]; then
 for tool in memcheck racecheck synccheck; do
     for shape in "127 255 511" "1024 1024 1024"; do
         echo "== $tool $shape"
-        compute-sanitizer --tool "$tool" python3 benchmarks/sanitize.py $shape 12,13,14,15 2>&1 | tail -6
+        compute-sanitizer --tool "$tool" python3 benchmarks/sanitize.py $shape 12,13,14,15,16,17,18 2>&1 | tail -10
     done
 done
-# shared-memory bank conflicts of one 4096^3 call (after 10 warm-up calls)
-for rung in 11 12; do
-    echo "== bank conflicts, rung $rung"
-    ncu --clock-control none --launch-skip 10 --launch-count 1 \
-        --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum \
-        python3 benchmarks/ground_truth.py --launch "$rung" 4096 1 2>&1 | grep -E "l1tex|sgemm" | head -6
-done
-timeout 240 python3 benchmarks/ground_truth.py --rungs 0,12,13,14,15 --sizes 256,1024,4096 --calls 10 \
+timeout 240 python3 benchmarks/ground_truth.py --rungs 0,12,14,16,17,18 --sizes 1024,4096 --calls 10 \
     --json "$out/ground_truth.json"
 } 2>&1 | tee "$out/checks.log"
 fi
