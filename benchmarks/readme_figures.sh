@@ -38,6 +38,9 @@ for tool in memcheck racecheck synccheck; do
         compute-sanitizer --tool "$tool" python3 benchmarks/sanitize.py $shape 12,13,14,15,16,17,18 2>&1 | tail -10
     done
 done
+gemmbench info -m 4096 -n 4096 -k 4096
+gemmbench asm -i 17 --sass | tail -25
+gemmbench profile -i 17 -m 4096 -n 4096 -k 4096 --plot "$out/roofline.png" --results-dir "$records"
 timeout 240 python3 benchmarks/ground_truth.py --rungs 0,12,14,16,17,18 --sizes 1024,4096 --calls 10 \
     --json "$out/ground_truth.json"
 } 2>&1 | tee "$out/checks.log"
