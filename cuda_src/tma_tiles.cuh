@@ -131,7 +131,7 @@ __device__ __forceinline__ void wgmma_tile(float (&acc)[kAcc], unsigned (&f)[BK 
 // Warp-specialized blocks: the consumer warpgroups (128 threads per 64
 // columns of C), then one producer warpgroup, which hands its registers over.
 constexpr int kConsumerThreads = kThreads;
-constexpr int kBlockThreads = kConsumerThreads + 128;
+[[maybe_unused]] constexpr int kBlockThreads = kConsumerThreads + 128;  // rungs 17-18 (rung 16 shares this file)
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "registers per SM");
 

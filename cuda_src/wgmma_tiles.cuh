@@ -14,9 +14,9 @@ constexpr int kRowBytes = BK * 4;                 // one A-tile row = one swizzl
 constexpr int kLdb = BN + 8;                      // B tile row stride (floats)
 constexpr int kAStage = BM * BK * 4;              // bytes of one A tile
 constexpr int kBStage = BK * kLdb * 4;
-constexpr int kAhead = STAGES - 1;                // tiles copied ahead of the one computed
+[[maybe_unused]] constexpr int kAhead = STAGES - 1;  // tiles copied ahead (cp.async rungs; TMA rungs share this file)
 constexpr int kAcc = BM / 2;                      // accumulators per thread
-constexpr int kAChunks = BM * BK / 4, kBChunks = BK * BN / 4;  // 16-byte pieces per tile
+[[maybe_unused]] constexpr int kAChunks = BM * BK / 4, kBChunks = BK * BN / 4;  // 16-byte pieces per tile
 static_assert(BN % 64 == 0 && kWarpgroups >= 1 && kWarpgroups <= 4, "BN = 64 per warpgroup, 1..4 warpgroups");
 static_assert(BM == 64 || BM == 128 || BM == 192 || BM == 256, "BM is the wgmma N: 64, 128, 192 or 256");
 static_assert(BK == 16 || BK == 32, "BK = 32 (128-byte swizzle) or 16 (64-byte swizzle)");
