@@ -226,9 +226,9 @@ def test_measure_notes_carry_the_clock_during_the_samples():
     from gemmbench.gpu.backend import GpuBackend
     from gemmbench.rungs import get_spec
     gpu = GpuBackend()
-    gpu.load(Problem.random(Shape(1024, 1024, 1024), seed=0))
-    gpu.measure(gpu.prepare(get_spec("gpu", 5)), 1.0, 0.0, Budget(0.05, 10, 10_000, 0.3))
-    notes = gpu.last_measure_notes
+    shape = Shape(1024, 1024, 1024)
+    gpu.load(Problem.random(shape, seed=0))
+    _, notes = gpu.measure(gpu.prepare(get_spec("gpu", 5), shape).gemm, 1.0, 0.0, Budget(0.05, 10, 10_000, 0.3))
     assert notes["clock_readings"] >= 3  # 0.3 s of samples, a reading every 20 ms
     low, high = notes["sm_clock_range_mhz"]
     assert 0 < low <= notes["sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01

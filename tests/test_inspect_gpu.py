@@ -8,7 +8,7 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Shape
-from gemmbench.rungs import get_spec
+from gemmbench.rungs import GPU_LADDER, get_spec
 
 pytestmark = pytest.mark.gpu
 
@@ -35,6 +35,6 @@ def test_info_json_lists_every_rung(capsys):
     out = json.loads(capsys.readouterr().out)
     assert code == 0
     ids = [k["kernel_id"] for k in out["kernels"]]
-    assert ids == sorted(ids) and set(ids) == set(range(16))
+    assert ids == sorted(ids) and set(ids) == {s.id for s in GPU_LADDER}
     assert all("not_inspected" in k for k in out["kernels"] if k["kernel_id"] == 0)
     assert all(k["blocks_per_sm"] >= 1 for k in out["kernels"] if k["kernel_id"] != 0)

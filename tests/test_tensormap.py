@@ -284,6 +284,7 @@ def test_tma_rungs_through_the_tma_launch_path(shape, rung):
     problem = Problem.random(shape, seed=5)
     gpu.load(problem)
     spec = get_spec("gpu", rung)
-    v = verify_kernel(gpu, gpu.prepare(spec), expectations(problem, *gpu.reference(problem)), spec.precision)
+    v = verify_kernel(gpu, gpu.prepare(spec, problem.shape).gemm, expectations(problem, *gpu.reference(problem)),
+                      spec.precision)
     assert v.nonfinite == 0 and v.passed, v
     assert np.isfinite(v.max_rel_error)
