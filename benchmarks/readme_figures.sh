@@ -32,11 +32,10 @@ fi
 
 if [ "$part" = checks ]; then
 {
-for tool in memcheck racecheck synccheck; do
-    for shape in "127 255 511" "1024 1024 1024"; do
-        echo "== $tool $shape"
-        compute-sanitizer --tool "$tool" python3 benchmarks/sanitize.py $shape 12,13,14,15,16,17,18 2>&1 | tail -10
-    done
+for run in "memcheck 127 255 511" "racecheck 127 255 511" "synccheck 127 255 511" "memcheck 1024 1024 1024"; do
+    set -- $run
+    echo "== $run"
+    timeout 150 compute-sanitizer --tool "$1" python3 benchmarks/sanitize.py "$2" "$3" "$4" 12,13,14,15,16,17,18 2>&1 | tail -9
 done
 gemmbench info -m 4096 -n 4096 -k 4096
 gemmbench asm -i 17 --sass | tail -25
