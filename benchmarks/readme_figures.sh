@@ -4,6 +4,7 @@
 #   bash benchmarks/readme_figures.sh tables   # compare --all, the sweep 256..8192, a kernel file, info, profile
 #   bash benchmarks/readme_figures.sh checks   # compute-sanitizer on rungs 12-18, ncu bank conflicts, ncu times
 #   bash benchmarks/readme_figures.sh tune     # gemmbench tune on rungs 9, 12, 14, 15 at 4096^3
+#   bash benchmarks/readme_figures.sh gpus     # two GPUs: compare --all --gpus all, tune on one and on both
 set -o pipefail
 out=${OUT:-/tmp/gemmbench-out}; mkdir -p "$out"
 part=${1:-tables}
@@ -52,4 +53,17 @@ for rung in 9 12 14 15; do
 done
 gemmbench compare -i 9 -i 12 -i 14 -i 15 --format markdown --no-save  # now marked (tuned)
 } 2>&1 | tee "$out/tune.log"
+fi
+
+if [ "$part" = gpus ]; then
+{
+timeout 120 python3 -m pytest -m gpu -q -rfE --tb=short -p no:cacheprovider tests/test_workers.py tests/test_userkernel_gpu.py
+gemmbench compare --all --gpus all --results-dir "$records"
+gemmbench diff results/reference/h200-compare-4096.json "$records"/compare-gpu-*.json --threshold 5%
+for gpus in "--gpu 0" "--gpus all"; do
+    start=$(date +%s.%N)
+    gemmbench tune -i 12 --limit 40 --top 3 $gpus --results-dir "$records" | tail -12
+    echo "tune $gpus: $(echo "$(date +%s.%N) - $start" | bc) s"
+done
+} 2>&1 | tee "$out/gpus.log"
 fi
