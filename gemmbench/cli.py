@@ -26,47 +26,34 @@ TUNE_BUDGET_SECONDS = 0.15
 # option types: every number is checked when it is parsed
 # --------------------------------------------------------------------------
 
-class AsciiInt(click.ParamType):
-    """An integer in ASCII digits within [low, high] (click's int also takes
-    full-width digits such as '９'). ``high`` may be a function, for bounds
-    that depend on the machine."""
+class Number(click.ParamType):
+    """A number written in ASCII within [low, high]: click's int also takes
+    full-width digits such as '９', its float takes nan and inf. ``high`` may be
+    a function, for bounds that depend on the machine."""
 
-    name = "integer"
-
-    def __init__(self, low: int | None = None, high=None, why: str = ""):
-        self.low, self.high, self.why = low, high, why
+    def __init__(self, parse, name: str, low=None, high=None, why: str = ""):
+        self.parse, self.name, self.low, self.high, self.why = parse, name, low, high, why
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int):
+        if not isinstance(value, str):
             return value
-        try:
-            number = validate.parse_int(value)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
         high = self.high() if callable(self.high) else self.high
-        if (self.low is not None and number < self.low) or (high is not None and number > high):
-            self.fail(f"{number} is out of range: give {_range_text(self.low, high)}{self.why}", param, ctx)
-        return number
-
-
-class FiniteFloat(click.ParamType):
-    """A finite number of seconds in [low, high] (no nan or inf)."""
-
-    name = "seconds"
-
-    def __init__(self, low: float, high: float):
-        self.low, self.high = low, high
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, float):
-            return value
+        wanted = f"give {_range_text(self.low, high)}{self.why}"
         try:
-            number = validate.parse_finite_float(value)
+            number = self.parse(value)
         except ValueError as exc:
-            self.fail(f"{exc}: give {_range_text(self.low, self.high)} seconds", param, ctx)
-        if not self.low <= number <= self.high:
-            self.fail(f"{value.strip()} is out of range: give {_range_text(self.low, self.high)} seconds", param, ctx)
+            self.fail(f"{exc}: {wanted}", param, ctx)
+        if (self.low is not None and number < self.low) or (high is not None and number > high):
+            self.fail(f"{value.strip()} is out of range: {wanted}", param, ctx)
         return number
+
+
+def ascii_int(low: int | None = None, high=None, why: str = "") -> Number:
+    return Number(validate.parse_int, "integer", low, high, why)
+
+
+def finite_seconds(low: float, high: float) -> Number:
+    return Number(validate.parse_finite_float, "seconds", low, high, " seconds")
 
 
 def _range_text(low, high) -> str:
@@ -88,11 +75,11 @@ class DirectoryPath(click.ParamType):
         return Path(value)
 
 
-POSITIVE = AsciiInt(1)
-RUNG_ID = AsciiInt(0)
-SIZE = AsciiInt(1, validate.MAX_DIMENSION, " (the kernels take int sizes)")
-THREADS = AsciiInt(1, validate.max_threads, " (4 per core here, at most 1024)")
-SAMPLES = AsciiInt(1, validate.MAX_SAMPLES)
+POSITIVE = ascii_int(1)
+RUNG_ID = ascii_int(0)
+SIZE = ascii_int(1, validate.MAX_DIMENSION, " (the kernels take int sizes)")
+THREADS = ascii_int(1, validate.max_threads, " (4 per core here, at most 1024)")
+SAMPLES = ascii_int(1, validate.MAX_SAMPLES)
 
 
 # --------------------------------------------------------------------------
@@ -113,14 +100,14 @@ def _common_options(f):
         click.option("--threads", type=THREADS, default=None,
                      help="CPU threads for OpenBLAS and OpenMP (default: 1 for rungs 1-5, all cores for rung 6; "
                           "at most 4 per core)."),
-        click.option("--seed", type=AsciiInt(0, validate.SEED_MAX), default=0, show_default=True,
+        click.option("--seed", type=ascii_int(0, validate.SEED_MAX), default=0, show_default=True,
                      help="Seed of the random inputs (0 to 2**32-1)."),
         click.option("--flush-l2", is_flag=True, help="Flush the L2 cache before every timed call (cold cache)."),
-        click.option("--warmup", type=FiniteFloat(0.0, validate.MAX_WARMUP_SECONDS), default=None,
+        click.option("--warmup", type=finite_seconds(0.0, validate.MAX_WARMUP_SECONDS), default=None,
                      help=f"Warm-up seconds per kernel (0 to {validate.MAX_WARMUP_SECONDS:g})."),
         click.option("--min-samples", type=SAMPLES, default=None, help="Fewest samples per kernel."),
         click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
-        click.option("--budget", type=FiniteFloat(0.0, validate.MAX_BUDGET_SECONDS), default=None,
+        click.option("--budget", type=finite_seconds(0.0, validate.MAX_BUDGET_SECONDS), default=None,
                      help=f"Seconds of samples per kernel before stopping (0 to {validate.MAX_BUDGET_SECONDS:g})."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
@@ -146,7 +133,7 @@ def _kernel_file_options(f):
                           "(repeatable; shown as rows -1, -2, ...)."),
         click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
                      help="Override a parameter of the kernel files (repeatable)."),
-        click.option("--kernel-timeout", type=FiniteFloat(0.001, 3600.0), default=None,
+        click.option("--kernel-timeout", type=finite_seconds(0.001, 3600.0), default=None,
                      help="Seconds one call of a kernel file may run before its row FAILs (default 10)."),
     ]
     for option in reversed(options):

@@ -154,56 +154,62 @@ _PTX_INSTRUCTION = re.compile(r"^\s*(?:@!?%\w+\s+)?([a-z][a-z0-9_.]*)\s*([^;]*);
 _LABEL = re.compile(r"^\s*([$.\w]+):\s*$")
 
 
+def _parse(lines, function_name, instruction) -> list[Function]:
+    """The skeleton both listings share: a line that opens a function, a label
+    (where a branch may land), or an instruction of the current function."""
+    functions: list[Function] = []
+    for line in lines:
+        name = function_name(line)
+        if name:
+            functions.append(Function(name))
+            continue
+        if not functions:
+            continue
+        fn = functions[-1]
+        label = _LABEL.match(line)
+        if label:
+            fn.labels[label.group(1)] = len(fn.instructions)
+            continue
+        found = instruction(fn, line)
+        if found:
+            fn.instructions.append(found)
+    return functions
+
+
 def parse_sass(text: str) -> list[Function]:
     """nvdisasm's or cuobjdump's listing -> functions. Branch targets are labels
     (nvdisasm: ``BRA `(.L_x_3)``) or addresses (cuobjdump: ``BRA 0x3290``)."""
-    functions: list[Function] = []
-    for line in text.splitlines():
+    def function_name(line):
         start = next((m for m in (p.match(line) for p in _SASS_FUNCTION) if m), None)
-        if start:
-            functions.append(Function(start.group(1)))
-            continue
-        if not functions:
-            continue
-        fn = functions[-1]
-        label = _LABEL.match(line)
-        if label:
-            fn.labels[label.group(1)] = len(fn.instructions)
-            continue
-        instruction = _SASS_INSTRUCTION.match(line)
-        if instruction:
-            address, opcode, operands = instruction.groups()
-            fn.labels[f"0x{int(address, 16):x}"] = len(fn.instructions)
-            target = None
-            if opcode.split(".")[0] == "BRA":
-                found = re.search(r"`\(([^)]+)\)|(0x[0-9a-f]+)", operands)
-                if found:
-                    target = found.group(1) or f"0x{int(found.group(2), 16):x}"
-            fn.instructions.append(Instruction(opcode, target))
-    return functions
+        return start and start.group(1)
+
+    def instruction(fn, line):
+        match = _SASS_INSTRUCTION.match(line)
+        if not match:
+            return None
+        address, opcode, operands = match.groups()
+        fn.labels[f"0x{int(address, 16):x}"] = len(fn.instructions)  # cuobjdump branches to addresses
+        target = None
+        if opcode.split(".")[0] == "BRA":
+            found = re.search(r"`\(([^)]+)\)|(0x[0-9a-f]+)", operands)
+            if found:
+                target = found.group(1) or f"0x{int(found.group(2), 16):x}"
+        return Instruction(opcode, target)
+    return _parse(text.splitlines(), function_name, instruction)
 
 
 def parse_ptx(text: str) -> list[Function]:
-    functions: list[Function] = []
-    for line in text.splitlines():
-        line = line.split("//")[0]
+    def function_name(line):
         start = _PTX_FUNCTION.search(line)
-        if start:
-            functions.append(Function(start.group(1)))
-            continue
-        if not functions:
-            continue
-        fn = functions[-1]
-        label = _LABEL.match(line)
-        if label:
-            fn.labels[label.group(1)] = len(fn.instructions)
-            continue
-        instruction = _PTX_INSTRUCTION.match(line)
-        if instruction:
-            opcode, operands = instruction.groups()
-            target = operands.strip().rstrip(",") if opcode.split(".")[0] == "bra" else None
-            fn.instructions.append(Instruction(opcode, target))
-    return functions
+        return start and start.group(1)
+
+    def instruction(fn, line):
+        match = _PTX_INSTRUCTION.match(line)
+        if not match:
+            return None
+        opcode, operands = match.groups()
+        return Instruction(opcode, operands.strip().rstrip(",") if opcode.split(".")[0] == "bra" else None)
+    return _parse((line.split("//")[0] for line in text.splitlines()), function_name, instruction)
 
 
 def parse_listing(listing: Listing) -> list[Function]:
