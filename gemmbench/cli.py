@@ -442,6 +442,36 @@ def _gpu_spec(kernel_id: int):
         raise UserError(exc.args[0])
 
 
+def _inspected(kernel_ids, kernel_files, params) -> list:
+    """The rungs and CUDA kernel files an instrument looks at."""
+    from .userkernel import KernelFileError, load, parse_overrides
+    overrides = parse_overrides(params)
+    users = [load(path, i, overrides) for i, path in enumerate(kernel_files)]
+    for user in users:
+        if user.spec.device != "gpu":
+            raise KernelFileError(f"{user.given}: info, asm and profile look at CUDA kernels (.cu files)")
+    return [_gpu_spec(i) for i in dict.fromkeys(kernel_ids)] + [u.spec for u in users]
+
+
+def _one_inspected(kernel_id, kernel_files, params):
+    if (kernel_id is None) == (not kernel_files) or len(kernel_files) > 1:
+        raise UserError("give one kernel: -i or one --kernel-file")
+    return _inspected([] if kernel_id is None else [kernel_id], kernel_files, params)[0]
+
+
+def _inspect_options(f):
+    """--kernel-file and --param as the benchmark commands take them, and --gpu."""
+    options = [
+        click.option("--kernel-file", "kernel_files", multiple=True, type=click.Path(dir_okay=False),
+                     help="Your own CUDA kernel, with a 'gemmbench kernel' header (see the README)."),
+        click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+                     help="Override a parameter of the kernel file (repeatable)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return _gpu_option(f)
+
+
 def _default_shape(m, n, k):
     from .backend import Shape
     return Shape(m or 4096, n or 4096, k or 4096)
@@ -452,15 +482,16 @@ def _default_shape(m, n, k):
               help="Rung ids (repeatable; default: every rung).")
 @_shape_options
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON on stdout.")
-def info(kernel_ids, m, n, k, as_json):
+@_inspect_options
+def info(kernel_ids, m, n, k, as_json, kernel_files, params, gpu):
     """Occupancy at a shape: registers, shared memory, blocks per SM and the limit that binds."""
     from .inspect import commands
-    specs = [_gpu_spec(i) for i in dict.fromkeys(kernel_ids)] if kernel_ids else list(ladder("gpu"))
-    return commands.info(specs, _default_shape(m, n, k), as_json)
+    specs = _inspected(kernel_ids, kernel_files, params) if kernel_ids or kernel_files else list(ladder("gpu"))
+    return commands.info(specs, _default_shape(m, n, k), as_json, gpu or 0)
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id.")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id.")
 @click.option("--ptx", "kind", flag_value="ptx", help="Show the PTX.")
 @click.option("--sass", "kind", flag_value="sass", default=True, help="Show the SASS (default).")
 @click.option("--arch", default=None, help="Build for this architecture (sm_80, sm_90, ...) without a GPU, "
@@ -468,14 +499,16 @@ def info(kernel_ids, m, n, k, as_json):
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the listing to this file instead of stdout.")
 @_shape_options
-def asm(kernel_id, kind, arch, output, m, n, k):
+@_inspect_options
+def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
     """A rung's PTX or SASS as gemmbench builds it, and its main loop's instruction mix."""
     from .inspect import commands
-    return commands.asm(_gpu_spec(kernel_id), _default_shape(m, n, k), kind, arch, output)
+    spec = _one_inspected(kernel_id, kernel_files, params)
+    return commands.asm(spec, _default_shape(m, n, k), kind, arch, output, gpu or 0)
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, required=True, help="Rung id (0: cuBLAS).")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id (0: cuBLAS).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also draw the profiled kernels on the GPU's roofline into this PNG (needs matplotlib).")
 @click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -483,10 +516,12 @@ def asm(kernel_id, kind, arch, output, m, n, k):
 @click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
               show_default=True, help="Where the report is kept.")
 @_shape_options
-def profile(kernel_id, plot, export, results_dir, m, n, k):
+@_inspect_options
+def profile(kernel_id, plot, export, results_dir, m, n, k, kernel_files, params, gpu):
     """Nsight Compute on one call of a rung: pipes, memory, occupancy and warp stalls."""
     from .inspect import commands
-    return commands.profile(_gpu_spec(kernel_id), _default_shape(m, n, k), plot, export, results_dir)
+    spec = _one_inspected(kernel_id, kernel_files, params)
+    return commands.profile(spec, _default_shape(m, n, k), plot, export, results_dir, gpu or 0, params)
 
 
 def _one_line(message: str) -> str:

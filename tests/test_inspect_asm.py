@@ -2,6 +2,7 @@
 built as the tool builds it, and the instruction mix of its main loop."""
 
 import shutil
+from pathlib import Path
 from functools import lru_cache
 
 import pytest
@@ -16,6 +17,7 @@ needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 needs_sass = pytest.mark.skipif(NVCC is None or DISASSEMBLER is None,
                                 reason="needs nvcc and nvdisasm or cuobjdump (pip install 'gemmbench[asm]')")
 RUNGS = [s for s in GPU_LADDER if not s.is_baseline]
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 @lru_cache(maxsize=None)
@@ -208,3 +210,25 @@ def test_both_disassemblers_give_the_same_mix(monkeypatch):
         listing = asm.build_listing(spec, (8, 0), None, "sass")
         mixes.append(asm.loop_mix(asm.main_function(asm.parse_listing(listing))).mix)
     assert mixes[0] == mixes[1] and mixes[0]["FFMA"] == 512
+
+
+@needs_sass
+def test_asm_of_a_kernel_file_without_a_gpu(capsys):
+    """A user's kernel is built from its own header's parameters, like a rung."""
+    code, out, err = run(capsys, "asm", "--kernel-file", str(EXAMPLES / "tiled_sgemm.cu"), "--param", "BM=128",
+                         "--arch", "sm_80")
+    assert code == 0
+    assert "FFMA" in out and "instruction mix" in out
+    assert "-DBM=128" in err and "tiled_sgemm.cu" in err
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["asm", "-i", "3", "--kernel-file", str(EXAMPLES / "tiled_sgemm.cu"), "--arch", "sm_80"], "give one kernel"),
+    (["asm", "--arch", "sm_80"], "give one kernel"),
+    (["asm", "--kernel-file", str(EXAMPLES / "blocked_sgemm.c"), "--arch", "sm_80"], "CUDA kernels"),
+    (["asm", "--kernel-file", str(EXAMPLES / "missing.cu"), "--arch", "sm_80"], "not found"),
+    (["info", "--kernel-file", str(EXAMPLES / "tiled_sgemm.cu"), "--gpu", "-1"], "out of range"),
+])
+def test_instruments_refuse_bad_kernel_choices(capsys, args, fragment):
+    code, out, err = run(capsys, *args)
+    assert_one_line_error(code, err, fragment)

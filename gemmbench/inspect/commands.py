@@ -16,24 +16,28 @@ from ..spec import KernelSpec
 
 
 def _write_atomically(path: Path, text: str) -> None:
+    from ..fsutil import write_atomic
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
+        write_atomic(path, text)
     except OSError as exc:
         raise UserError(f"could not write {path}: {exc.strerror or exc}")
+
+
+def _what(spec: KernelSpec) -> str:
+    """'rung 12', or a kernel file's path."""
+    return f"rung {spec.id}" if spec.id >= 0 else spec.source
 
 
 # --------------------------------------------------------------------------
 # info
 # --------------------------------------------------------------------------
 
-def info(specs: list[KernelSpec], shape: Shape, as_json: bool) -> int:
+def info(specs: list[KernelSpec], shape: Shape, as_json: bool, gpu: int = 0) -> int:
     from . import report
     from .gpu import inspect_occupancy, load_shape, open_backend
     from .occupancy import Occupancy
-    backend = open_backend("info")
+    backend = open_backend("info", gpu)
     load_shape(backend, shape)
     rows = inspect_occupancy(backend, specs, shape)
     if as_json:
@@ -50,7 +54,7 @@ def info(specs: list[KernelSpec], shape: Shape, as_json: bool) -> int:
 # asm
 # --------------------------------------------------------------------------
 
-def _target(spec: KernelSpec, shape: Shape, arch: str | None):
+def _target(spec: KernelSpec, shape: Shape, arch: str | None, gpu: int = 0):
     """(record that is built, compute capability, params, where they come from)."""
     from .asm import parse_arch
     if arch is not None:  # static: no GPU needed, the record's defaults
@@ -59,22 +63,22 @@ def _target(spec: KernelSpec, shape: Shape, arch: str | None):
         return run_spec, cc, dict(run_spec.params), "record defaults"
     from .gpu import NotInspected, load_shape, open_backend, prepare
     try:
-        backend = open_backend("asm")
+        backend = open_backend("asm", gpu)
     except UserError as exc:
         raise UserError(f"{exc}; or give --arch sm_XX to build for an architecture without one")
     load_shape(backend, shape)
     prepared = prepare(backend, spec, shape)
     if isinstance(prepared, NotInspected):
-        raise UserError(f"rung {spec.id}: {prepared.reason}")
+        raise UserError(f"{_what(spec)}: {prepared.reason}")
     return prepared.spec, backend.info.compute_capability, prepared.params, prepared.params_source
 
 
-def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Path | None) -> int:
+def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Path | None, gpu: int = 0) -> int:
     from . import report
     from .asm import build_listing, loop_mix, main_function, parse_listing
     if spec.is_baseline:
         raise UserError(f"rung {spec.id} ({spec.name}) is a library kernel: it has no source to show")
-    run_spec, cc, params, source = _target(spec, shape, arch)
+    run_spec, cc, params, source = _target(spec, shape, arch, gpu)
     listing = build_listing(run_spec, cc, params, kind)
     report.note(f"{run_spec.name}: {listing.command}  (parameters: {source})")
     if output is not None:
@@ -90,7 +94,9 @@ def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Pat
 # profile
 # --------------------------------------------------------------------------
 
-def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | None, results_dir: Path) -> int:
+def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | None, results_dir: Path,
+            gpu: int = 0, params: tuple[str, ...] = ()) -> int:
+    """``params``: a kernel file's --param overrides, for the profiled process to apply again."""
     from . import report
     from .profile import (export_csv, find_ncu, parse_raw_csv, profile_command, run_profile, stall_reasons,
                           summary)
@@ -101,7 +107,8 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
         except ImportError:
             raise UserError("--plot needs matplotlib: pip install 'gemmbench[plot]'")
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    path = export or results_dir / f"profile-rung{spec.id}-{shape}-{stamp}.ncu-rep"
+    tag = f"rung{spec.id}" if spec.id >= 0 else Path(spec.source).stem
+    path = export or results_dir / f"profile-{tag}-{shape}-{stamp}.ncu-rep"
     if path.suffix != ".ncu-rep":
         raise UserError(f"--export {path}: the name must end in .ncu-rep")
     try:
@@ -109,13 +116,15 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
     except OSError as exc:
         raise UserError(f"could not create {path.parent}: {exc.strerror or exc}")
     partial = path.with_name(f".{path.stem}.partial.ncu-rep")  # renamed once complete
-    report.note(f"ncu on one call of rung {spec.id} at {shape} after warm-up (a minute or so: ncu replays "
+    report.note(f"ncu on one call of {_what(spec)} at {shape} after warm-up (a minute or so: ncu replays "
                 f"the kernel once per counter pass)")
     try:
-        runs = run_profile(profile_command(ncu, str(partial), [spec.id], shape.M, shape.N, shape.K))
+        user = spec.id < 0
+        runs = run_profile(profile_command(ncu, str(partial), [] if user else [spec.id], shape.M, shape.N, shape.K,
+                                           gpu=gpu, kernel_file=spec.source if user else None, params=params))
         for run in runs:
             if "skipped" in run:
-                raise UserError(f"rung {spec.id} cannot run here: {run['skipped']}")
+                raise UserError(f"{_what(spec)} cannot run here: {run['skipped']}")
         partial.replace(path)
     finally:
         partial.unlink(missing_ok=True)
@@ -128,7 +137,7 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
     params = " ".join(f"{k}={v}" for k, v in (run.get("params") or {}).items())
     for kernel in kernels:
         report.show_profile(kernel.name, summary(kernel), stall_reasons(kernel),
-                            [f"{run.get('gpu', '')}, rung {spec.id} {spec.name} at {shape}"
+                            [f"{run.get('gpu', '')}, {_what(spec)} {spec.name} at {shape}"
                              + (f", {params} ({run.get('params_source')})" if params else "")])
     if plot is not None:
         _plot(kernels, run, spec, shape, plot)
@@ -146,7 +155,7 @@ def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path) -> Non
     points = [p for p in (point_for(k, k.name) for k in kernels) if p]
     if not points:
         raise UserError("no profiled kernel has a duration, DRAM bytes and FLOP counts: nothing to plot")
-    plot_roofline(roof, points, plot, f"rung {spec.id} {spec.name} at {shape} on {run.get('gpu', 'the GPU')} "
+    plot_roofline(roof, points, plot, f"{_what(spec)} {spec.name} at {shape} on {run.get('gpu', 'the GPU')} "
                                       f"(SM clock {roof_clock(main)})")
     for p in points:
         report.note(f"roofline: {p.label}: {p.flops_per_second / 1e12:.2f} TFLOP/s executed at {p.intensity:.0f} "

@@ -11,13 +11,13 @@ from ..errors import UserError
 from ..spec import KernelSpec
 
 
-def open_backend(command: str):
-    """GpuBackend with the tuning cache, or a one-line error."""
+def open_backend(command: str, ordinal: int = 0):
+    """GpuBackend on GPU ``ordinal`` with the tuning cache, or a one-line error."""
     from ..gpu.device import GpuUnavailable
     try:
         from ..gpu.backend import GpuBackend
         from ..tuning import TuningCache
-        return GpuBackend(tuning=TuningCache())
+        return GpuBackend(tuning=TuningCache(), ordinal=ordinal)
     except GpuUnavailable as exc:
         raise UserError(f"{command} needs a GPU: {exc}")
 

@@ -40,11 +40,14 @@ def find_ncu() -> str:
 
 
 def profile_command(ncu: str, report: str, kernel_ids: list[int], m: int, n: int, k: int,
-                    sections: list[str] | None = None) -> list[str]:
-    """ncu over the target process; ``sections`` None means ``--set full``."""
+                    sections: list[str] | None = None, gpu: int = 0, kernel_file: str | None = None,
+                    params: tuple[str, ...] = ()) -> list[str]:
+    """ncu over the target process; ``sections`` None means ``--set full``.
+    ``kernel_file`` (with its ``--param`` overrides) profiles a user's kernel."""
     what = ["--set", "full"] if sections is None else [a for s in sections for a in ("--section", s)]
+    user = ["--kernel-file", kernel_file, *[a for p in params for a in ("--param", p)]] if kernel_file else []
     target = [sys.executable, "-m", "gemmbench.inspect.target", *[a for i in kernel_ids for a in ("-i", str(i))],
-              "-m", str(m), "-n", str(n), "-k", str(k)]
+              *user, "-m", str(m), "-n", str(n), "-k", str(k), "--gpu", str(gpu)]
     return [ncu, "--profile-from-start", "off", "--clock-control", "none", "--cache-control", "none",
             *what, "--export", report, "--force-overwrite", *target]
 

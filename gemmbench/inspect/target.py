@@ -31,16 +31,22 @@ def _profiler(call: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gemmbench.inspect.target")
-    parser.add_argument("-i", "--kernel", type=int, action="append", required=True)
+    parser.add_argument("-i", "--kernel", type=int, action="append", default=[])
+    parser.add_argument("--kernel-file", default=None)
+    parser.add_argument("--param", action="append", default=[])
     parser.add_argument("-m", type=int, required=True)
     parser.add_argument("-n", type=int, required=True)
     parser.add_argument("-k", type=int, required=True)
+    parser.add_argument("--gpu", type=int, default=0)
     args = parser.parse_args(argv)
     try:
         shape = Shape(args.m, args.n, args.k)
-        backend = open_backend("profile")
+        backend = open_backend("profile", args.gpu)
         load_shape(backend, shape)
         specs = [get_spec("gpu", i) for i in args.kernel]
+        if args.kernel_file:
+            from ..userkernel import load, parse_overrides
+            specs.append(load(args.kernel_file, 0, parse_overrides(args.param)).spec)
     except (UserError, KeyError) as exc:
         print(f"gemmbench: error: {exc.args[0]}", file=sys.stderr)
         return 2
