@@ -84,8 +84,8 @@ def show_mix(mix: LoopMix, top: int = 16) -> None:
     if rest:
         rows.append(["(others)", str(rest), f"{100 * rest / total:.1f}%"])
     print_table(f"{mix.function}: instruction mix", ["instruction", "count", "share"], rows,
-                [where + ". The main loop is the backward-branch loop body with the most tensor-core "
-                         "instructions, else the most FFMAs; the shortest among equals."])
+                [where + ". The main loop is the innermost backward-branch loop body with tensor-core "
+                         "instructions, else the one with the most FFMAs; the shortest among equals."])
 
 
 def _format(unit: str, value: float) -> str:
