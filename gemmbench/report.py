@@ -409,7 +409,7 @@ def ladder_table(specs: tuple[KernelSpec, ...], device: str) -> Table:
 # csv and markdown
 # --------------------------------------------------------------------------
 
-def _num(value: float | int | None, digits: int = 6) -> str:
+def plain_number(value: float | int | None, digits: int = 6) -> str:
     """A CSV cell: a plain number (inf for an infinite error), or empty when unknown."""
     if value is None:
         return ""
@@ -435,18 +435,18 @@ def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
     for r in record.results:
         s = r.stats
         err = r.verification.max_rel_error if r.verification else None
-        us = (lambda x: _num(x * 1e6)) if s else (lambda x: "")
-        row = [r.device, str(r.kernel_id), r.name, r.precision, _num(r.threads), str(r.shape.M), str(r.shape.N),
+        us = (lambda x: plain_number(x * 1e6)) if s else (lambda x: "")
+        row = [r.device, str(r.kernel_id), r.name, r.precision, plain_number(r.threads), str(r.shape.M), str(r.shape.N),
                str(r.shape.K), format_params(r.params) if r.params else "", r.params_source, r.status,
-               r.reason or "", _num(s.n if s else None), us(s.median if s else 0), us(s.q1 if s else 0),
-               us(s.q3 if s else 0), _num(100 * s.relative_iqr if s else None), _num(r.gflops),
-               _num(record.percent_of_baseline(r))]
+               r.reason or "", plain_number(s.n if s else None), us(s.median if s else 0), us(s.q1 if s else 0),
+               us(s.q3 if s else 0), plain_number(100 * s.relative_iqr if s else None), plain_number(r.gflops),
+               plain_number(record.percent_of_baseline(r))]
         if gpu:
-            row += [_num(percent_of_peak(r, record.environment, at_clock=True)),
-                    _num(percent_of_peak(r, record.environment)),
-                    _num(sm_clock_mhz(r) if r.device == "gpu" else None),
-                    _num(r.notes.get("throttled_share"))]
-        rows.append(row + [_num(err), ";".join(r.flags)])
+            row += [plain_number(percent_of_peak(r, record.environment, at_clock=True)),
+                    plain_number(percent_of_peak(r, record.environment)),
+                    plain_number(sm_clock_mhz(r) if r.device == "gpu" else None),
+                    plain_number(r.notes.get("throttled_share"))]
+        rows.append(row + [plain_number(err), ";".join(r.flags)])
     return header, rows
 
 

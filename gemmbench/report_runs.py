@@ -16,7 +16,7 @@ from rich import box
 from rich.table import Table
 
 from .diff import Diff, row_key
-from .report import (BASELINE_NAME, Reporter, format_number, format_params, kernel_label)
+from .report import (BASELINE_NAME, Reporter, format_number, format_params, kernel_label, plain_number)
 from .results import KernelResult, RunRecord, percent_of_baseline
 
 
@@ -73,12 +73,7 @@ def gpu_summary_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
     throttling after the run, and both rates over the host's median."""
     header = ["GPU", "name", "PCI", f"{BASELINE_NAME['gpu']} GFLOP/s", "best rung", "GFLOP/s",
               "SM MHz", "temp C", "power W", "throttle", f"{BASELINE_NAME['gpu']} / median", "best / median"]
-    per_gpu = {}
-    for index in gpu_indices(record):
-        rows = [r for r in record.results if r.gpu == index and r.status == "pass" and r.gflops]
-        base = next((r for r in rows if r.kernel_id == 0 and r.precision == "fp32"), None)
-        best = max((r for r in rows if r.kernel_id != 0), key=lambda r: r.gflops, default=None)
-        per_gpu[index] = (base, best)
+    per_gpu = _per_gpu_best(record)
     base_median = _median(b.gflops for b, _ in per_gpu.values() if b)
     best_median = _median(b.gflops for _, b in per_gpu.values() if b)
     table = []
@@ -100,6 +95,17 @@ def gpu_summary_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
             format_number(after.get("power_w"), 0), ", ".join(throttle) or "none",
             _ratio(base, base_median), _ratio(best, best_median)])
     return header, table
+
+
+def _per_gpu_best(record: RunRecord) -> dict:
+    """GPU index -> (its cuBLAS SGEMM row, its fastest rung), None where missing."""
+    per_gpu = {}
+    for index in gpu_indices(record):
+        rows = [r for r in record.results if r.gpu == index and r.status == "pass" and r.gflops]
+        base = next((r for r in rows if r.kernel_id == 0 and r.precision == "fp32"), None)
+        best = max((r for r in rows if r.kernel_id != 0), key=lambda r: r.gflops, default=None)
+        per_gpu[index] = (base, best)
+    return per_gpu
 
 
 def run_clock(results: list[KernelResult]) -> float | None:
@@ -124,7 +130,32 @@ def show_gpu_summary(reporter: Reporter, record: RunRecord) -> None:
              "temperature and power: read after the GPU's last kernel (NVML). Ratios are over the median of "
              "this host's GPUs: a slow or throttled GPU reads below 1."]
     reporter.show([_table("gemmbench compare · per GPU", header, rows, left=("name", "best rung", "throttle", "PCI"))],
-                  header, rows, lines_after=notes)
+                  header, rows, lines_after=notes, csv_view=gpu_summary_csv(record))
+
+
+def gpu_summary_csv(record: RunRecord) -> tuple[list[str], list[list[str]]]:
+    """The per-GPU summary as plain numbers, one value per column."""
+    header = ["gpu", "name", "pci_bus_id", "cublas_gflops", "best_kernel_id", "best_gflops", "sm_clock_mhz",
+              "temperature_c", "power_w", "throttle", "cublas_ratio", "best_ratio", "error"]
+    per_gpu = _per_gpu_best(record)
+    base_median = _median(b.gflops for b, _ in per_gpu.values() if b)
+    best_median = _median(b.gflops for _, b in per_gpu.values() if b)
+    rows = []
+    for index, (base, best) in per_gpu.items():
+        env = record.environment["gpus"][str(index)]
+        gpu, after = env.get("gpu") or {}, env.get("after") or {}
+        mine = [r for r in record.results if r.gpu == index]
+        throttle = sorted({t for r in mine for t in r.notes.get("throttle") or []} | set(after.get("throttle") or []))
+        rows.append([str(index), gpu.get("name") or "", gpu.get("pci_bus_id") or "",
+                     plain_number(base.gflops if base else None), plain_number(best.kernel_id if best else None),
+                     plain_number(best.gflops if best else None),
+                     plain_number(run_clock(mine) or after.get("sm_clock_mhz")),
+                     plain_number(after.get("temperature_c")), plain_number(after.get("power_w")),
+                     " ".join(throttle),
+                     plain_number(base.gflops / base_median if base and base_median else None),
+                     plain_number(best.gflops / best_median if best and best_median else None),
+                     env.get("error") or ""])
+    return header, rows
 
 
 # --------------------------------------------------------------------------
@@ -232,7 +263,21 @@ def show_diff(reporter: Reporter, diff: Diff, old_label: str, new_label: str) ->
                  "verdicts from a seeded 95% bootstrap interval of the ratio of median times; "
                  + ("REGRESSION: exit 1" if diff.exit_code else "no regression"))
     table = _table("gemmbench diff · new GFLOP/s against old", header, rows, left=("kernel", "precision", "verdict"))
-    reporter.show([table], header, rows, lines_before=before, lines_after=after)
+    reporter.show([table], header, rows, lines_before=before, lines_after=after, csv_view=diff_csv(diff))
+
+
+def diff_csv(diff: Diff) -> tuple[list[str], list[list[str]]]:
+    """The diff as plain numbers, one value per column (changes in percent)."""
+    header = ["device", "kernel_id", "kernel", "precision", "M", "N", "K", "threads", "params", "gpu_old", "gpu_new",
+              "old_gflops", "new_gflops", "change_pct", "ci_low_pct", "ci_high_pct", "verdict", "reason"]
+    pct = lambda x: plain_number(None if x is None else 100 * (x - 1))  # noqa: E731 (a ratio as a change in %)
+    rows = [[r.new.device, str(r.new.kernel_id), r.new.name, r.new.precision, str(r.new.shape.M),
+             str(r.new.shape.N), str(r.new.shape.K), plain_number(r.new.threads),
+             format_params(r.new.params) if r.new.params_source == "given" else "",
+             plain_number(r.old.gpu), plain_number(r.new.gpu), plain_number(r.old.gflops),
+             plain_number(r.new.gflops), pct(r.ratio), pct(r.low), pct(r.high), r.verdict, r.reason or ""]
+            for r in diff.rows]
+    return header, rows
 
 
 def _one_side(r: KernelResult, device: str | None = None) -> str:

@@ -151,4 +151,11 @@ def test_reference_record_against_itself_is_all_same(capsys):
     ref = Path(__file__).resolve().parent.parent / "results" / "reference" / "h200-compare-4096.json"
     code = cli.main(["diff", str(ref), str(ref), "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert code == 0 and {r["verdict"] for r in data["rows"]} == {"same"} and not data["differences"]
+    assert code == 0 and not data["differences"]
+    # a row can only be "noisy" against itself when its own spread is wide (the ratio's interval then
+    # passes the threshold); every steady row is "same"
+    from gemmbench.store import load
+    spread = {(r.kernel_id, r.name): r.stats.relative_iqr for r in load(ref).record.results if r.stats}
+    for row in data["rows"]:
+        wide = spread[(row["kernel_id"], row["name"])] > 0.02
+        assert row["verdict"] == "same" or (row["verdict"] == "noisy" and wide), row
