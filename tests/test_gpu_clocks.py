@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from gemmbench.gpu import device
-from gemmbench.gpu.device import (ClockMonitor, clock_notes, percent_of_peak_at_clock, sm_clock_now,
+from gemmbench.gpu.device import (ClockMonitor, clock_notes, sm_clock_now,
                                   throttle_reasons, violation_shares)
 
 POWER_CAP, APP_CLOCKS, IDLE, HW_THERMAL = 0x4, 0x2, 0x1, 0x40
@@ -163,18 +163,17 @@ def test_monitor_without_nvml_records_nothing(monkeypatch):
 
 # -- peak at the clock the kernel ran at ----------------------------------------------
 
-H200 = {"sm_count": 132, "compute_capability": "9.0", "max_sm_clock_mhz": 1980.0}
-
-
 def test_percent_of_peak_uses_the_clock_the_kernel_ran_at():
-    peak_at_max = 132 * 128 * 2 * 1980e6 / 1e9  # GFLOP/s
-    assert percent_of_peak_at_clock(peak_at_max / 2, H200, 1980.0) == pytest.approx(50.0)
-    assert percent_of_peak_at_clock(peak_at_max / 2, H200, 990.0) == pytest.approx(100.0)
-
-
-@pytest.mark.parametrize("gflops, gpu, clock", [(None, H200, 1980.0), (1000.0, H200, None), (1000.0, {}, 1980.0)])
-def test_percent_of_peak_needs_every_input(gflops, gpu, clock):
-    assert percent_of_peak_at_clock(gflops, gpu, clock) is None
+    from gemmbench.backend import Shape
+    from gemmbench.results import KernelResult, percent_of_peak
+    env = {"gpu": {"peak_fp32_tflops": 66.9, "max_sm_clock_mhz": 1980.0}}
+    half_peak = 2e9 / (66.9e12 / 2)  # seconds for 2*1000^3 flops at half the peak
+    ran_slow = KernelResult("gpu", 5, "x", "fp32", Shape(1000, 1000, 1000), "pass", samples=[half_peak],
+                            notes={"sm_clock_mhz": 990.0})
+    assert percent_of_peak(ran_slow, env) == pytest.approx(50.0)
+    assert percent_of_peak(ran_slow, env, at_clock=True) == pytest.approx(100.0)
+    unknown = KernelResult("gpu", 5, "x", "fp32", Shape(1000, 1000, 1000), "pass", samples=[half_peak])
+    assert percent_of_peak(unknown, env, at_clock=True) == pytest.approx(50.0)  # no clock read: the maximum's
 
 
 # -- why there is no GPU ---------------------------------------------------------------

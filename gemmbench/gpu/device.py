@@ -34,19 +34,6 @@ def fp32_peak_flops(sm_count: int, cc: tuple[int, int], clock_mhz: float) -> flo
     return sm_count * fp32_lanes_per_sm(cc) * 2 * clock_mhz * 1e6
 
 
-def percent_of_peak_at_clock(gflops: float | None, gpu: dict, sm_clock_mhz: float | None) -> float | None:
-    """GFLOP/s as a percentage of the FP32 peak at the SM clock the kernel ran
-    at (a result's ``notes["sm_clock_mhz"]``), not at the maximum clock.
-
-    ``gpu`` is a record's ``environment["gpu"]`` (GpuInfo.to_dict()). None
-    when any input is missing.
-    """
-    if not gflops or not sm_clock_mhz or not gpu.get("sm_count") or not gpu.get("compute_capability"):
-        return None
-    cc = tuple(int(part) for part in str(gpu["compute_capability"]).split("."))
-    return 100.0 * gflops * 1e9 / fp32_peak_flops(gpu["sm_count"], cc, sm_clock_mhz)
-
-
 @dataclass(frozen=True)
 class GpuInfo:
     name: str
