@@ -90,3 +90,12 @@ def test_too_much_shared_memory_or_grid_is_a_skip():
     spec = dataclasses.replace(SPEC, grid=lambda M, N, K, p: (1, 70000, 1))
     with pytest.raises(SkipKernel, match="65535"):
         drivers.build(context(spec)[0])
+
+
+def test_a_persistent_rung_launches_one_block_per_sm_at_most():
+    """What `info` reports as the grid is what the tma driver launches (ncu saw 132 blocks for rung 17)."""
+    from gemmbench.gpu.drivers import launched_grid
+    assert launched_grid((512, 1, 1), {"PERSISTENT": 1}, 132) == (132, 1, 1)
+    assert launched_grid((100, 1, 1), {"PERSISTENT": 1}, 132) == (100, 1, 1)
+    assert launched_grid((512, 1, 1), {"PERSISTENT": 0}, 132) == (512, 1, 1)
+    assert launched_grid((16, 8, 1), {}, 132) == (16, 8, 1)

@@ -116,10 +116,15 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
     return gemm
 
 
+def launched_grid(grid: tuple[int, int, int], params: Params, sm_count: int) -> tuple[int, int, int]:
+    """The grid a call really launches: a persistent rung (PERSISTENT=1) runs
+    at most one block per SM, each looping over the tiles of ``grid``."""
+    return (min(grid[0], sm_count), 1, 1) if params.get("PERSISTENT") else grid
+
+
 def tma(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
-    if ctx.params.get("PERSISTENT"):  # one block per SM, each looping over tiles
-        grid = (min(grid[0], ctx.sm_count), 1, 1)
+    grid = launched_grid(grid, ctx.params, ctx.sm_count)
     M, N, K = _mnk(ctx)
     p = ctx.params
     stream, launches = ctx.stream, []

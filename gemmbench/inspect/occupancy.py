@@ -154,7 +154,8 @@ def occupancy(spec: KernelSpec, params: Params, params_source: str, M: int, N: i
     that runs on this device (``Prepared.spec``), ``params`` what it runs with."""
     from .cudriver import (FUNC_LOCAL_SIZE_BYTES, FUNC_NUM_REGS, FUNC_SHARED_SIZE_BYTES, LoadedFunction)
     from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
-    block, grid = spec.block(params), spec.grid(M, N, K, params)
+    from ..gpu.drivers import launched_grid
+    block, grid = spec.block(params), launched_grid(spec.grid(M, N, K, params), params, sm.sm_count)
     dynamic = spec.shared_bytes(params)
     threads = block[0] * block[1] * block[2]
     function = LoadedFunction(cubin, spec.entry)
