@@ -10,7 +10,7 @@ run did, from the record alone.
 from __future__ import annotations
 
 import statistics
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from rich import box
 from rich.table import Table
@@ -68,44 +68,66 @@ def show_record(reporter: Reporter, record: RunRecord) -> None:
 # compare --gpus: one line per GPU
 # --------------------------------------------------------------------------
 
-def gpu_summary_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
-    """Each GPU's cuBLAS and best rung, its clock, temperature, power and
-    throttling after the run, and both rates over the host's median."""
-    header = ["GPU", "name", "PCI", f"{BASELINE_NAME['gpu']} GFLOP/s", "best rung", "GFLOP/s",
-              "SM MHz", "temp C", "power W", "throttle", f"{BASELINE_NAME['gpu']} / median", "best / median"]
-    per_gpu = _per_gpu_best(record)
-    base_median = _median(b.gflops for b, _ in per_gpu.values() if b)
-    best_median = _median(b.gflops for _, b in per_gpu.values() if b)
-    table = []
-    for index, (base, best) in per_gpu.items():
-        env = record.environment["gpus"][str(index)]
-        gpu, after = env.get("gpu") or {}, env.get("after") or {}
-        if env.get("error"):
-            table.append([str(index), gpu.get("name") or "?", gpu.get("pci_bus_id") or "?",
-                          f"worker failed: {env['error']}"] + [""] * (len(header) - 4))
-            continue
-        mine = [r for r in record.results if r.gpu == index]
-        clock = run_clock(mine) or after.get("sm_clock_mhz")
-        throttle = sorted({t for r in mine for t in r.notes.get("throttle") or []} | set(after.get("throttle") or []))
-        table.append([
-            str(index), gpu.get("name") or "?", gpu.get("pci_bus_id") or "?",
-            format_number(base.gflops if base else None),
-            f"{best.kernel_id} {kernel_label(best)}" if best else "-", format_number(best.gflops if best else None),
-            format_number(clock, 0), str(after.get("temperature_c", "-")),
-            format_number(after.get("power_w"), 0), ", ".join(throttle) or "none",
-            _ratio(base, base_median), _ratio(best, best_median)])
-    return header, table
+@dataclass
+class GpuSummary:
+    """One GPU's line of ``compare --gpus``: its cuBLAS and best rung, the
+    clock its kernels ran at, its state after the run, and both rates over the
+    host's median (below 1: slower than the host's other GPUs)."""
+
+    index: int
+    gpu: dict
+    after: dict
+    error: str | None
+    base: KernelResult | None
+    best: KernelResult | None
+    clock: float | None
+    throttle: list[str]
+    base_ratio: float | None
+    best_ratio: float | None
 
 
-def _per_gpu_best(record: RunRecord) -> dict:
-    """GPU index -> (its cuBLAS SGEMM row, its fastest rung), None where missing."""
+def gpu_summaries(record: RunRecord) -> list[GpuSummary]:
     per_gpu = {}
     for index in gpu_indices(record):
         rows = [r for r in record.results if r.gpu == index and r.status == "pass" and r.gflops]
         base = next((r for r in rows if r.kernel_id == 0 and r.precision == "fp32"), None)
         best = max((r for r in rows if r.kernel_id != 0), key=lambda r: r.gflops, default=None)
         per_gpu[index] = (base, best)
-    return per_gpu
+    base_median = _median(b.gflops for b, _ in per_gpu.values() if b)
+    best_median = _median(b.gflops for _, b in per_gpu.values() if b)
+
+    def ratio(result, median):
+        return result.gflops / median if result is not None and median else None
+    out = []
+    for index, (base, best) in per_gpu.items():
+        env = record.environment["gpus"][str(index)]
+        after = env.get("after") or {}
+        mine = [r for r in record.results if r.gpu == index]
+        throttle = sorted({t for r in mine for t in r.notes.get("throttle") or []} | set(after.get("throttle") or []))
+        out.append(GpuSummary(index, env.get("gpu") or {}, after, env.get("error"), base, best,
+                              run_clock(mine) or after.get("sm_clock_mhz"), throttle,
+                              ratio(base, base_median), ratio(best, best_median)))
+    return out
+
+
+def gpu_summary_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
+    header = ["GPU", "name", "PCI", f"{BASELINE_NAME['gpu']} GFLOP/s", "best rung", "GFLOP/s",
+              "SM MHz", "temp C", "power W", "throttle", f"{BASELINE_NAME['gpu']} / median", "best / median"]
+    table = []
+    for g in gpu_summaries(record):
+        name, pci = g.gpu.get("name") or "?", g.gpu.get("pci_bus_id") or "?"
+        if g.error:
+            table.append([str(g.index), name, pci, f"worker failed: {g.error}"] + [""] * (len(header) - 4))
+            continue
+        table.append([
+            str(g.index), name, pci, format_number(g.base.gflops if g.base else None),
+            f"{g.best.kernel_id} {kernel_label(g.best)}" if g.best else "-",
+            format_number(g.best.gflops if g.best else None),
+            format_number(g.clock, 0), str(g.after.get("temperature_c", "-")),
+            format_number(g.after.get("power_w"), 0), ", ".join(g.throttle) or "none",
+            "-" if g.base_ratio is None else f"{g.base_ratio:.3f}",
+            "-" if g.best_ratio is None else f"{g.best_ratio:.3f}"])
+    return header, table
 
 
 def run_clock(results: list[KernelResult]) -> float | None:
@@ -118,10 +140,6 @@ def run_clock(results: list[KernelResult]) -> float | None:
 def _median(values) -> float | None:
     values = list(values)
     return statistics.median(values) if values else None
-
-
-def _ratio(result: KernelResult | None, median: float | None) -> str:
-    return "-" if result is None or not median else f"{result.gflops / median:.3f}"
 
 
 def show_gpu_summary(reporter: Reporter, record: RunRecord) -> None:
@@ -137,24 +155,12 @@ def gpu_summary_csv(record: RunRecord) -> tuple[list[str], list[list[str]]]:
     """The per-GPU summary as plain numbers, one value per column."""
     header = ["gpu", "name", "pci_bus_id", "cublas_gflops", "best_kernel_id", "best_gflops", "sm_clock_mhz",
               "temperature_c", "power_w", "throttle", "cublas_ratio", "best_ratio", "error"]
-    per_gpu = _per_gpu_best(record)
-    base_median = _median(b.gflops for b, _ in per_gpu.values() if b)
-    best_median = _median(b.gflops for _, b in per_gpu.values() if b)
-    rows = []
-    for index, (base, best) in per_gpu.items():
-        env = record.environment["gpus"][str(index)]
-        gpu, after = env.get("gpu") or {}, env.get("after") or {}
-        mine = [r for r in record.results if r.gpu == index]
-        throttle = sorted({t for r in mine for t in r.notes.get("throttle") or []} | set(after.get("throttle") or []))
-        rows.append([str(index), gpu.get("name") or "", gpu.get("pci_bus_id") or "",
-                     plain_number(base.gflops if base else None), plain_number(best.kernel_id if best else None),
-                     plain_number(best.gflops if best else None),
-                     plain_number(run_clock(mine) or after.get("sm_clock_mhz")),
-                     plain_number(after.get("temperature_c")), plain_number(after.get("power_w")),
-                     " ".join(throttle),
-                     plain_number(base.gflops / base_median if base and base_median else None),
-                     plain_number(best.gflops / best_median if best and best_median else None),
-                     env.get("error") or ""])
+    rows = [[str(g.index), g.gpu.get("name") or "", g.gpu.get("pci_bus_id") or "",
+             plain_number(g.base.gflops if g.base else None), plain_number(g.best.kernel_id if g.best else None),
+             plain_number(g.best.gflops if g.best else None), plain_number(g.clock),
+             plain_number(g.after.get("temperature_c")), plain_number(g.after.get("power_w")), " ".join(g.throttle),
+             plain_number(g.base_ratio), plain_number(g.best_ratio), g.error or ""]
+            for g in gpu_summaries(record)]
     return header, rows
 
 
