@@ -95,13 +95,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
 #pragma unroll 1
     for (int kt = 0; kt < k_tiles; ++kt) {
         unsigned big[BK / 8][4], small[BK / 8][4];
-#pragma unroll
-        for (int ks = 0; ks < BK / 8; ++ks)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                big[ks][j] = to_tf32(raw[ks][j]);
-                small[ks][j] = to_tf32(raw[ks][j] - __uint_as_float(big[ks][j]));
-            }
+        split_fragments(raw, big, small);
         // With FLUSH, the first wgmma of a FLUSH-tile block overwrites the accumulator.
         const int keep = (FLUSH > 0 && kt % FLUSH == 0) ? 0 : 1;
         wgmma_fence();

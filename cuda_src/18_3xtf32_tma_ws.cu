@@ -75,13 +75,7 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
             // they run, wait for the next K tile and read its fragments; then
             // retire them, release the slot and fold the partial sum in.
             unsigned big[BK / 8][4], small[BK / 8][4];
-#pragma unroll
-            for (int ks = 0; ks < BK / 8; ++ks)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) {
-                    big[ks][j] = to_tf32(raw[ks][j]);
-                    small[ks][j] = to_tf32(raw[ks][j] - __uint_as_float(big[ks][j]));
-                }
+            split_fragments(raw, big, small);
             const int s = it % STAGES, keep = kt % FLUSH == 0 ? 0 : 1;
             __syncwarp();
             wgmma_fence();

@@ -31,3 +31,17 @@ extern "C" __global__ void split_tf32(long long n, const float* __restrict__ x, 
         }
     }
 }
+
+// The same split of B fragments in registers (the 3xTF32 rungs' register
+// operand): big = rna(x), small = rna(x - big), per element.
+template <int kSlices>
+__device__ __forceinline__ void split_fragments(const float (&raw)[kSlices][4], unsigned (&big)[kSlices][4],
+                                                unsigned (&small)[kSlices][4]) {
+#pragma unroll
+    for (int ks = 0; ks < kSlices; ++ks)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            big[ks][j] = to_tf32(raw[ks][j]);
+            small[ks][j] = to_tf32(raw[ks][j] - __uint_as_float(big[ks][j]));
+        }
+}
