@@ -255,10 +255,7 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
         raise UserError(str(exc))
     if plot is not None:
         from .plot import require_matplotlib
-        try:
-            require_matplotlib()
-        except ImportError as exc:
-            raise UserError(str(exc))
+        require_matplotlib()
         validate.check_plot_path(plot, overwrite)
     baseline = _load_baseline(baseline)
     reporter = _reporter(opts)
@@ -369,10 +366,7 @@ def show(records, fmt, plot):
         from .plot import plot_sweep, require_matplotlib
         if len(loaded) != 1 or loaded[0].record.command != "sizes":
             raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
-        try:
-            require_matplotlib()
-        except ImportError as exc:
-            raise UserError(str(exc))
+        require_matplotlib()
     reporter = Reporter(fmt)
     for item in loaded:
         if not item.complete:

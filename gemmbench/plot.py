@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .errors import UserError
 from .report import BASELINE_NAME, kernel_label
 from .results import RunRecord
 
@@ -20,10 +21,11 @@ BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))
 
 
 def require_matplotlib() -> None:
+    """Before a command runs: --plot without matplotlib is the user's one-line error."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ImportError("--plot needs matplotlib: pip install 'gemmbench[plot]'") from None
+        raise UserError("--plot needs matplotlib: pip install 'gemmbench[plot]'") from None
 
 
 def _size(shape) -> float:

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from . import __version__
 from .backend import Shape
-from .fsutil import write_atomic
 from .spec import comparison_precision
 from .stats import Stats, gflops, summarize
 from .verify import Verification

@@ -249,7 +249,7 @@ class Session:
             env["cpu"] = cpu.environment()
         return env
 
-    def check(self, shapes: list[Shape], entries: list[Entry] = ()) -> None:
+    def check(self, shapes: list[Shape]) -> None:
         """Everything the user's input and environment must allow, checked
         before anything is allocated, built or written: the budget, the GPU
         tiles' int offsets, host and GPU memory for the largest shape and the
@@ -336,7 +336,7 @@ class Session:
         ``interrupts``: the signal handling of ``execute`` (none from the API)."""
         opts, reporter = self.opts, self.reporter
         interrupts = interrupts or Interrupts()  # not entered: no handlers, rows still saved whole
-        self.check(shapes, entries)
+        self.check(shapes)
         self.check_user_geometry(entries, shapes)
         plan = Plan(entries, shapes, opts["seed"], self.budget(), opts["flush_l2"], device=self.device)
         if self.log:

@@ -22,7 +22,6 @@ from gemmbench import cli, session, validate
 from gemmbench.backend import Shape
 from gemmbench.cpu import build
 from gemmbench.gpu.device import GpuUnavailable
-from gemmbench.session import Session
 
 # Tiny, quick defaults: a case that wrongly passed validation would still end fast.
 QUICK = {"--device": "cpu", "--warmup": "0", "--budget": "0", "--min-samples": "1", "--max-samples": "2"}

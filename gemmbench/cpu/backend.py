@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..backend import Budget, Prepared, Problem, Shape, SkipKernel
+from ..backend import Budget, Gemm, Prepared, Problem, Shape, SkipKernel
 from ..spec import KernelSpec, Params
 from ..timing import sample, warm_up
 from . import build

@@ -5,7 +5,6 @@ code, or raises UserError (one line, exit 2)."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -102,10 +101,8 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
                           summary)
     ncu = find_ncu()
     if plot is not None:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise UserError("--plot needs matplotlib: pip install 'gemmbench[plot]'")
+        from ..plot import require_matplotlib
+        require_matplotlib()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     tag = f"rung{spec.id}" if spec.id >= 0 else Path(spec.source).stem
     path = export or results_dir / f"profile-{tag}-{shape}-{stamp}.ncu-rep"
