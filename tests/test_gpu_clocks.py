@@ -5,11 +5,13 @@ import threading
 import time
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from gemmbench.gpu import device
 from gemmbench.gpu.device import (ClockMonitor, clock_notes, sm_clock_now,
                                   throttle_reasons, violation_shares)
+from gemmbench.gpu.timing import probe_clock, with_cycle_clock
 
 POWER_CAP, APP_CLOCKS, IDLE, HW_THERMAL = 0x4, 0x2, 0x1, 0x40
 
@@ -230,8 +232,42 @@ def test_measure_notes_carry_the_clock_during_the_samples():
     _, notes = gpu.measure(gpu.prepare(get_spec("gpu", 5), shape).gemm, 1.0, 0.0, Budget(0.05, 10, 10_000, 0.3))
     assert notes["clock_readings"] >= 3  # 0.3 s of samples, a reading every 20 ms
     low, high = notes["sm_clock_range_mhz"]
-    assert 0 < low <= notes["sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01
+    assert 0 < low <= notes["nvml_sm_clock_mhz"] <= high <= gpu.info.max_sm_clock_mhz * 1.01
+    # the clock the kernel ran at, from the SMs' cycle counters
+    assert notes["sm_clock_source"] == "cycle counters"
+    assert 0.3 * gpu.info.max_sm_clock_mhz < notes["sm_clock_mhz"] <= gpu.info.max_sm_clock_mhz * 1.01
     assert 0.0 <= notes["throttled_share"] <= 1.0 and isinstance(notes["throttle"], list)
+
+
+def _probe(slots, readings):
+    """A probe's buffer: (cycles, ns) at the given SM slots, zeros elsewhere."""
+    out = np.zeros((slots, 2), np.uint64)
+    for sm, (cycles, ns) in readings.items():
+        out[sm] = (cycles, ns)
+    return out
+
+
+def test_probe_clock_takes_each_sm_rate_from_its_own_counter():
+    # counters start far apart, but every SM ticks 1.8 cycles per ns over 500 us
+    before = _probe(8, {0: (10_000, 1_000), 1: (7_000_000, 1_020), 3: (123, 990)})
+    after = _probe(8, {0: (10_000 + 900_000, 501_000), 1: (7_900_000, 501_020), 3: (900_123, 500_990)})
+    rate, ns = probe_clock(before, after)
+    assert rate == pytest.approx(1.8) and ns == pytest.approx(500_000)
+
+
+def test_probe_clock_skips_sms_read_only_once_or_not_at_all():
+    before = _probe(8, {0: (1_000, 1_000), 2: (5, 1_000)})
+    after = _probe(8, {0: (1_000 + 1_500_000, 1_001_000), 5: (50, 2_000)})  # SM 2 missed, SM 5 new
+    assert probe_clock(before, after) == pytest.approx((1.5, 1_000_000))
+    assert probe_clock(_probe(4, {}), _probe(4, {1: (9, 9)})) is None
+
+
+def test_cycle_clock_replaces_nvml_mean_and_keeps_it_apart():
+    nvml = {"sm_clock_mhz": 1980.0, "sm_clock_range_mhz": [1980, 1980], "throttle": []}
+    notes = with_cycle_clock(nvml, 1801.5)
+    assert notes["sm_clock_mhz"] == 1801.5 and notes["nvml_sm_clock_mhz"] == 1980.0
+    assert notes["sm_clock_source"] == "cycle counters" and notes["sm_clock_range_mhz"] == [1980, 1980]
+    assert with_cycle_clock(nvml, None) == nvml  # no probe reading: NVML's alone
 
 
 def test_monitor_on_a_board_without_violation_counters_counts_readings():

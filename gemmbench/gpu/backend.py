@@ -34,7 +34,8 @@ class GpuBackend:
         self.tuning = tuning  # a gemmbench.tuning.TuningCache, or None to ignore tuned parameters
         self.info = gpu_info()
         self.stream = self.cuda.Stream()
-        self.timer = EventTimer(self.stream, self.info.compute_capability, self.info.l2_bytes)
+        self.timer = EventTimer(self.stream, self.info.compute_capability, self.info.l2_bytes,
+                                self.info.sm_count)
         self._widen = kernels.load_source(_WIDEN_SOURCE, "widen", self.info.compute_capability)
         self._widen.prepare("PPqi")
         self._log = log or (lambda message: None)
