@@ -28,6 +28,13 @@ __device__ __forceinline__ float4 gemm_epilogue4(float4 acc, float alpha, float 
                        alpha * acc.z + beta * old.z, alpha * acc.w + beta * old.w);
 }
 
+// True when every element offset of A (M x K), B (K x N) and C (M x N) fits
+// in an int, so index math may stay 32-bit (cheaper in a tight loop).
+__device__ __forceinline__ bool offsets_fit_int(int M, int N, int K) {
+    const long long most = 2147483647LL;
+    return (long long)M * K <= most && (long long)K * N <= most && (long long)M * N <= most;
+}
+
 // Blocks per SM to promise __launch_bounds__ so that ptxas keeps a thread at
 // <= 128 registers: for a 256-thread blocktiling kernel that lets two blocks
 // (16 warps) share an SM instead of one, and one block's loads and barrier
