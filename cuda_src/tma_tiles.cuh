@@ -64,14 +64,30 @@ __device__ __forceinline__ TmaRing make_ring(unsigned char* smem, const Maps& ma
     return ring;
 }
 
+#ifndef PAIR_COLS
+#define PAIR_COLS 0
+#endif
 // Column of the B (and C) tile that wgmma row 16*warp + g + 8*half of
-// consumer warpgroup wg stands for. A warp's fragment load (fixed half,
-// rows k = t and t + 4 of a k8 step, g = 0..7) then takes columns 4c..4c+3
-// and 16+4c..16+4c+3 of one 32-column box, c = 2*(warp%2) + half: chunks c
-// and c + 4, which the swizzle spreads over 32 distinct banks for the four
-// rows t.
+// consumer warpgroup wg stands for (any permutation of the warpgroup's 64
+// columns computes the same C; it decides how fragments and results move).
+// PAIR_COLS = 0 (rungs 16, 18): a warp's fragment load (fixed half, rows
+// k = t and t + 4 of a k8 step, g = 0..7) takes columns 4c..4c+3 and
+// 16+4c..16+4c+3 of one 32-column box, c = 2*(warp%2) + half: chunks c and
+// c + 4, which the swizzle spreads over 32 distinct banks for the four rows t.
+// PAIR_COLS = 1 (rung 17): a thread's two columns are neighbours (col1 =
+// col0 + 1, col0 even), so one 64-bit load reads both fragments of a row k,
+// and one 64-bit store writes both results of a row of C. Lanes 0-15 (g =
+// 0..3) take column pairs 0-1, 2-3 of chunk c and of chunk c + 4, c =
+// 2*(warp%2) + g/4 (lanes 16-31: c + 1): after the swizzle (chunk ^ k%8,
+// k%8 = t or t + 4) each half-warp's 16 8-byte pieces cover all 32 banks
+// once, conflict-free; a warp's store of C fills 8 whole 32-byte sectors
+// (4 rows x 2 runs of 8 columns) where PAIR_COLS = 0 half-fills 8.
 __device__ __forceinline__ int b_column(int wg, int warp, int half, int g) {
+#if PAIR_COLS
+    return 32 * (2 * wg + warp / 2) + 4 * (2 * (warp % 2) + g / 4) + 16 * ((g % 4) / 2) + 2 * (g % 2) + half;
+#else
     return 32 * (2 * wg + warp / 2) + 4 * (2 * (warp % 2) + half) + (g % 4) + 16 * (g / 4);
+#endif
 }
 
 // A consumer thread's view of the B tile: its two fragment columns.
@@ -88,18 +104,54 @@ struct BFragment {
                                          unsigned bs) const {
 #pragma unroll
         for (int ks = 0; ks < BK / 8; ++ks)
+#if PAIR_COLS
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {  // rows k = 8ks + t and + 4: (col0, col1 = col0 + 1) in one 8-byte load
+                const int k = 8 * ks + t + 4 * h;
+                const unsigned addr = bs + off0 + swizzle<128>(k * 128 + (col0 % 32) * 4);
+                const float2 v = *reinterpret_cast<const float2*>(smem + (addr - smem0));
+                raw[ks][2 * h] = v.x;
+                raw[ks][2 * h + 1] = v.y;
+            }
+#else
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 const int k = 8 * ks + t + 4 * (j / 2), col = j % 2 ? col1 : col0;
                 const unsigned addr = bs + (j % 2 ? off1 : off0) + swizzle<128>(k * 128 + (col % 32) * 4);
                 raw[ks][j] = *reinterpret_cast<const float*>(smem + (addr - smem0));
             }
+#endif
     }
 
     // The accumulators to C: acc[4i + j] = D(wgmma row 16*warp + g + 8*(j/2), 8i + 2t + j%2)
     // = C[m0 + 8i + 2t + j%2][n0 + (j/2 ? col1 : col0)].
     __device__ __forceinline__ void store(const float* acc, float* C, int M, int N, int m0, int n0, float alpha,
                                           float beta) const {
+#if PAIR_COLS
+        // col1 = col0 + 1, col0 even: acc[4i + r] and acc[4i + 2 + r] are neighbours in row m0 + 8i + 2t + r,
+        // one 8-byte store where N is even (then n < N implies n + 1 < N) and C 8-byte aligned.
+        if (N % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7) == 0) {
+            const int n = n0 + col0;
+            if (n >= N) return;
+#pragma unroll
+            for (int i = 0; i < kAcc / 4; ++i)
+#pragma unroll
+                for (int r = 0; r < 2; ++r) {
+                    const int m = m0 + 8 * i + 2 * t + r;
+                    if (m < M) {
+                        float2* c = reinterpret_cast<float2*>(C + (size_t)m * N + n);
+                        float2 v = make_float2(alpha * acc[4 * i + r], alpha * acc[4 * i + 2 + r]);
+                        if (beta != 0.0f) {
+                            const float2 old = *c;
+                            v.x += beta * old.x;
+                            v.y += beta * old.y;
+                        }
+                        *c = v;
+                    }
+                }
+            return;
+        }
+#endif
 #pragma unroll
         for (int i = 0; i < kAcc / 4; ++i)
 #pragma unroll

@@ -354,17 +354,19 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                fallback=_mma_sync_fallback(16, "TF32 TMA", "16_tf32_tma.cu", "tf32", "single", False,
                                            dict(_TC_TF32_FALLBACK))),
     KernelSpec(17, "TF32 TMA warp-specialized", "gpu", "rung 16 with a producer warpgroup that only issues TMA "
-                                                       "(setmaxnreg gives its registers to the consumers) and a "
-                                                       "persistent grid",
+                                                       "(setmaxnreg gives its registers to the consumers), a "
+                                                       "persistent grid, and each thread's two columns paired "
+                                                       "(64-bit B fragment loads and C stores)",
                source="17_tf32_tma_ws.cu",
-               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1},
+               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1},
                search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
-                             "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1]},
-               check=_check_tma, constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM",
+                             "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1], "PAIR_COLS": [0, 1]},
+               check=_check_tma, constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM; PAIR_COLS: "
+                                                                "neighbouring columns per thread",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid, smem=_tma_smem,
                driver="tma",
                select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
-                                                                      "PERSISTENT": 1}),
+                                                                      "PERSISTENT": 1, "PAIR_COLS": 1}),
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
                                            False, dict(_TC_TF32_FALLBACK))),
