@@ -174,3 +174,56 @@ def select(M: int, N: int, K: int, sm_count: int) -> Params:
                 best = (t, name, s)
     _, name, s = best
     return {**CONFIGS[name], "SPLITS": s}
+
+
+# --- rung 19: rung 12's pipeline with A transposed by a pre-pass (k-major A tiles) ---
+# Rung 19's defaults: 128 x 256 tiles, 256 threads of 16 x 8, 3 stages of 32.
+R19_DEFAULT: Params = dict(BM=128, BN=256, BK=32, TM=16, TN=8, NUM_THREADS=256, STAGES=3, MIN_BLOCKS=1)
+SEARCH_SPACE_19 = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
+                   "TM": [4, 8, 16], "TN": [4, 8, 16], "NUM_THREADS": [64, 128, 256],
+                   "STAGES": [3, 4, 5], "MIN_BLOCKS": [1, 2, 3, 4]}
+
+
+def registers_needed_19(p: Params) -> int:
+    """Rough live registers per thread of rung 19's FMA loop: TM*TN
+    accumulators, two buffers of TM + TN fragments and about 51 for
+    addresses, loop state and the copies. Calibrated against ptxas (CUDA 13,
+    sm_90): 16 x 8 -> 227, 8 x 16 -> 221 or 222, 8 x 8 -> 135 or 141."""
+    return p["TM"] * p["TN"] + 2 * (p["TM"] + p["TN"]) + 51
+
+
+def check_19(p: Params) -> str | None:
+    """Why a parameter combination of rung 19 is invalid, or None."""
+    BM, BN, BK, TM, TN = p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]
+    threads, stages, min_blocks = p["NUM_THREADS"], p["STAGES"], p["MIN_BLOCKS"]
+    if min(BM, BN, BK, TM, TN, threads, stages, min_blocks) < 1:
+        return "all parameters must be positive"
+    if TM % 4 or TN % 4:
+        return "TM and TN must be multiples of 4 (float4 A and B fragments)"
+    if BK % 2:
+        return "BK must be even (every K tile starts on fragment buffer 0)"
+    wm, wn = 8 * TM, 4 * TN
+    if BM % wm or BN % wn:
+        return f"BM must be a multiple of 8*TM={wm} and BN of 4*TN={wn} (warptile)"
+    if 32 * (BM // wm) * (BN // wn) != threads:
+        return f"NUM_THREADS must be 32 * (BM/(8*TM)) * (BN/(4*TN)) = {32 * (BM // wm) * (BN // wn)}"
+    if threads > 1024:
+        return "more than 1024 threads"
+    if threads % (BM // 4) or threads % (BN // 4):
+        return "NUM_THREADS must be a multiple of BM/4 and of BN/4 (fixed copy column per thread)"
+    if stages < 3:
+        return "STAGES must be at least 3 (the barrier before a tile's last slice waits with STAGES-3 pending)"
+    s = smem(p)
+    if s > SMEM_PER_BLOCK_MAX:
+        return f"{s} bytes of shared memory exceed 227 KiB"
+    if min_blocks * (s + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
+        return f"{min_blocks} blocks of {s} bytes of shared memory do not fit in an SM"
+    if min_blocks * threads > THREADS_PER_SM:
+        return f"{min_blocks} blocks of {threads} threads exceed {THREADS_PER_SM} threads per SM"
+    cap = register_budget(threads, min_blocks)
+    return spill_reason(registers_needed_19(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
+
+
+CONSTRAINTS_19 = ("warps tile BMxBN in 8*TM x 4*TN warptiles; TM, TN % 4 == 0, BK even, STAGES >= 3; "
+                  "NUM_THREADS a multiple of BM/4 and BN/4; STAGES*4*BK*(BM+BN) <= 227 KiB and MIN_BLOCKS "
+                  "blocks fit an SM; registers fit without spilling")
