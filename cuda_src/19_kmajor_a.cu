@@ -4,16 +4,33 @@
 // keeps A row-major in shared memory and a thread reads 4 k-values of each of
 // its TM rows per LDS.128: its A fragments are 4*TM registers, double
 // buffered 8*TM (64 at 8 x 16), next to 128 accumulators, which leaves
-// ptxas no room to schedule (~224 live registers). Here a pre-pass
+// ptxas no room to schedule (255 registers, ~224 live). Here a pre-pass
 // (transpose_pad, launched by the "transpose_a" driver inside the timed
 // call) writes At = A^T once per call, K x M, padded with zeros to Kp x Mp
 // (Kp = K rounded up to BK, Mp = M rounded up to BM). The A tile is then a
 // plain BK x BM row block of At, copied with 16-byte cp.async exactly like
 // B's, and a k-slice's fragments are TM/4 + TN/4 LDS.128 (TM + TN registers,
-// double buffered 2*(TM+TN) = 48 at 8 x 16): the same number of LDS.128 as
-// rung 12 (6 per slice) with ~48 fewer live registers.
-// Cost of the pre-pass: M*K floats read and written once (4096^3: 128 MiB,
-// ~35 us of a ~2.7 ms call).
+// double buffered 2*(TM+TN) = 48 at 16 x 8): the same number of LDS.128 as
+// rung 12 (6 per slice at 128 results per thread) with ~48 fewer live
+// registers. ptxas: 227 registers at 128x256 tiles of 16 x 8, 221 at rung
+// 12's 256x128 of 8 x 16, no spills; the SASS main loop of the latter has
+// the same 4096 FFMA and 192 LDS.128 per K tile as rung 12, 36 MOV against
+// 168, and a quarter as many FFMAs whose two non-reused sources share a
+// register bank (133 against 656 of 4096, counting banks as register % 4).
+// Cost of the pre-pass: M*K floats read and written once; ncu on the H200:
+// 31.7 us at 4096^3 (4.2 TB/s), 9.9 us at 2048^3.
+//
+// Measured (H200, gemmbench compare, % of cuBLAS SGEMM in the same run):
+// rung 12's own 256x128x32 tiles of 8 x 16 go from 44.9-45.0 TFLOP/s (87.5%)
+// to 49.8-50.2 (97-98%) at 4096^3; ncu: FMA pipe 76.5% busy (rung 12:
+// 70.2%, cuBLAS 80.4%), issue slots 80.9%. With registers to spare, other
+// tiles fit: 128x256x32 of 16 x 8 runs 51.3-51.6 TFLOP/s (99.7-100.6%) at
+// 4096^3 but 89% at 2048^3, where BK = 16 (4 stages) runs 97%. The record's
+// tiles (gemmbench/rungs/multistage.py, select_19): 128x128x16 of 16 x 8,
+// 4 warps, 2 blocks per SM (51.4 TFLOP/s = 100.4% at 4096^3, 49.1 = 97.6% at
+// 2048^3), or, when those tiles would leave a last wave under 94% full,
+// 64x128x16 of 8 x 8, 4 warps, 3 blocks per SM (109.7% at 3072^3, 92.0% at
+// 2560^3, 93.9% at 1024^3).
 //
 // Layout. A stage is [As: BK x BM | Bs: BK x BN], both row-major with no
 // padding or swizzle. Lanes: a warp is 8 (M) x 4 (N) lanes; lane (ly, lx)
@@ -25,9 +42,8 @@
 // a tile row: conflict-free stores, coalesced reads.
 // Pipeline: as rung 12 (STAGES-deep cp.async ring, one __syncthreads per K
 // tile placed before its last k-slice, fragments double buffered in
-// registers). The FMAs of a slice run row by row, the column order reversed
-// on every other row (serpentine), so the B operand of a row's first FMA is
-// the one the previous row ended with.
+// registers). The FMAs of a slice are written row by row with the column
+// order reversed on every other row (serpentine); ptxas reorders them anyway.
 // Edges: At is zero-padded to whole tiles, so A copies never need a guard.
 // B as rung 12: cp.async src-size < 16 zero-fills chunks past N or K; when
 // N % 4 or B's alignment forbids 16-byte copies (block-uniform flag), four

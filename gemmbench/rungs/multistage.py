@@ -177,8 +177,34 @@ def select(M: int, N: int, K: int, sm_count: int) -> Params:
 
 
 # --- rung 19: rung 12's pipeline with A transposed by a pre-pass (k-major A tiles) ---
-# Rung 19's defaults: 128 x 256 tiles, 256 threads of 16 x 8, 3 stages of 32.
-R19_DEFAULT: Params = dict(BM=128, BN=256, BK=32, TM=16, TN=8, NUM_THREADS=256, STAGES=3, MIN_BLOCKS=1)
+# Rung 19's two tile configurations (select_19 picks one per shape): "large", 128 x 128 tiles of 16 x 8
+# per thread, 4 warps, 2 blocks per SM; "small", 64 x 128 of 8 x 8, 4 warps, 3 blocks per SM. Both
+# 4 stages of BK = 16 (on the H200 at 2048^3, BK = 32 ran 8% slower at the same tile).
+R19_CONFIGS: dict[str, Params] = {
+    "large": dict(BM=128, BN=128, BK=16, TM=16, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=2),
+    "small": dict(BM=64, BN=128, BK=16, TM=8, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=3),
+}
+R19_DEFAULT: Params = dict(R19_CONFIGS["large"])
+# The large tiles' loop is ~6% faster than the small ones' when every SM is busy (H200: 51.4 TFLOP/s at
+# 4096^3, 3.88 waves, against ~49.7 for the small tiles at 3072^3 and 4096^3), so they win unless their
+# last wave leaves more SM time idle than that.
+_R19_LARGE_MIN_WAVE_FILL = 0.94
+
+
+def select_19(M: int, N: int, K: int, sm_count: int) -> Params:
+    """Rung 19's parameters for a shape: the large tiles when their blocks fill
+    the SMs' block slots (2 per SM) to at least 94% over the whole number of
+    waves they need, the small tiles (3 per SM, 4x more blocks) otherwise.
+    H200 (132 SMs): 1024^3 .. 1536^3 small (64 .. 144 large blocks for 264
+    slots), 2048^3 large (256 of 264: 97%), 2560^3 and 3072^3 small (1.52 and
+    2.18 waves), 4096^3 and 8192^3 large (3.88 and 15.5 waves: 97%)."""
+    large = R19_CONFIGS["large"]
+    blocks = math.ceil(M / large["BM"]) * math.ceil(N / large["BN"])
+    waves = blocks / (sm_count * large["MIN_BLOCKS"])
+    fill = waves / math.ceil(waves)
+    return dict(large if fill >= _R19_LARGE_MIN_WAVE_FILL else R19_CONFIGS["small"])
+
+
 SEARCH_SPACE_19 = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
                    "TM": [4, 8, 16], "TN": [4, 8, 16], "NUM_THREADS": [64, 128, 256],
                    "STAGES": [3, 4, 5], "MIN_BLOCKS": [1, 2, 3, 4]}
