@@ -46,7 +46,8 @@ class KernelSpec:
 
     ``driver`` says what one GEMM call launches (gemmbench.gpu.drivers):
     "single" (one ``sgemm``), "split_k" (``sgemm`` over K slices, then
-    ``reduce_splits``), "presplit_a" (``split_tf32`` of A, then ``sgemm``) or
+    ``reduce_splits``), "presplit_a" (``split_tf32`` of A, then ``sgemm``),
+    "transpose_a" (``transpose_pad`` writes A^T, then ``sgemm`` reads it) or
     "tma" (``sgemm`` taking CUtensorMaps of A and B by value; rows whose pitch
     TMA cannot take are first copied into padded rows).
     ``select`` picks the parameters per shape (shape-adaptive rungs).
@@ -68,7 +69,7 @@ class KernelSpec:
     block: Callable[[Params], Dim3] | None = None
     grid: Callable[[int, int, int, Params], Dim3] | None = None
     smem: Callable[[Params], int] | None = None
-    driver: str = "single"  # single | split_k | presplit_a | tma
+    driver: str = "single"  # single | split_k | presplit_a | transpose_a | tma
     select: Callable[[int, int, int, int], Params] | None = None  # (M, N, K, sm_count) -> params
     arch_specific: bool = False
     fallback: "KernelSpec | None" = None

@@ -83,6 +83,16 @@ def test_presplit_a_splits_a_then_multiplies():
     assert ctx.module is not None
 
 
+def test_transpose_a_writes_a_padded_transpose_then_multiplies_it():
+    spec = dataclasses.replace(SPEC, driver="transpose_a", smem=lambda p: 64 * 1024)
+    ctx, calls, allocated = context(spec, params={"BM": 64, "BK": 16})  # shape 100 x 60 x 50
+    drivers.build(ctx)(0.5, 2.0)
+    assert allocated == [64 * 128]  # Kp x Mp = 64 x 128 (K up to BK, M up to BM)
+    assert calls[0][0] == "transpose_pad" and calls[0][1] == (1, 2, 1)  # 64 x 64 tiles: K along x, M along y
+    assert calls[0][3] == (100, 50, 128, 64, "A", 1001)
+    assert calls[1][0] == "sgemm" and calls[1][3] == (100, 60, 50, 0.5, 1001, "B", 2.0, "C") and calls[1][4] == 64 * 1024
+
+
 def test_too_much_shared_memory_or_grid_is_a_skip():
     spec = dataclasses.replace(SPEC, smem=lambda p: 300 * 1024)
     with pytest.raises(SkipKernel, match="shared memory"):

@@ -10,6 +10,9 @@ split-K kernel and a reduction for small shapes):
                 partials, beta, C); with SPLITS == 1 sgemm writes C itself.
 - "presplit_a": split_tf32(n, A, A_big, A_small), then
                 sgemm(M, N, K, alpha, A_big, A_small, B, beta, C).
+- "transpose_a": transpose_pad(M, K, Mp, Kp, A, At) writes At = A^T
+                (K x M, zero-padded to Kp x Mp: K rounded up to BK, M to
+                BM), then sgemm(M, N, K, alpha, At, B, beta, C).
 - "tma":        sgemm(map_A, map_B, M, N, K, alpha, beta, C) with A and B as
                 TMA tensor maps passed by value (gemmbench.gpu.tensormap),
                 one block per SM when PERSISTENT is set; an operand whose
@@ -116,6 +119,23 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
     return gemm
 
 
+def transpose_a(ctx: LaunchContext) -> Gemm:
+    grid, block, smem = ctx.geometry()
+    sgemm = ctx.kernel("sgemm", "iiifPPfP", smem)
+    transpose = ctx.kernel("transpose_pad", "iiiiPP")
+    M, N, K, A, B, C, stream = *_mnk(ctx), ctx.A, ctx.B, ctx.C, ctx.stream
+    Mp, Kp = ceil_div(M, ctx.params["BM"]) * ctx.params["BM"], ceil_div(K, ctx.params["BK"]) * ctx.params["BK"]
+    at = ctx.workspace(Kp * Mp)
+    transpose_grid = (ceil_div(Kp, 64), ceil_div(Mp, 64), 1)  # 64 x 64 tiles, K along x (no 65535 limit)
+    if transpose_grid[1] > 65535:
+        raise SkipKernel(f"M = {M}: the transpose grid {transpose_grid} exceeds CUDA's 65535 limit in y")
+
+    def gemm(alpha: float, beta: float) -> None:
+        transpose.prepared_async_call(transpose_grid, _ELEMENTWISE_BLOCK, stream, M, K, Mp, Kp, A, at)
+        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, at, B, beta, C, shared_size=smem)
+    return gemm
+
+
 def launched_grid(grid: tuple[int, int, int], params: Params, sm_count: int) -> tuple[int, int, int]:
     """The grid a call really launches: a persistent rung (PERSISTENT=1) runs
     at most one block per SM, each looping over the tiles of ``grid``."""
@@ -175,7 +195,7 @@ def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: lis
 
 
 DRIVERS: dict[str, Callable[[LaunchContext], Gemm]] = {
-    "single": single, "split_k": split_k, "presplit_a": presplit_a, "tma": tma}
+    "single": single, "split_k": split_k, "presplit_a": presplit_a, "transpose_a": transpose_a, "tma": tma}
 
 
 def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:

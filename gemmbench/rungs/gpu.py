@@ -389,5 +389,11 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                            "presplit_a", True,
                                            {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
                                             "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
+    KernelSpec(19, "k-major A", "gpu", "rung 12 with A transposed once per call by a pre-pass, so both tiles are k-major and a k-slice's "
+                                     "fragments take TM+TN registers instead of 4*TM+TN; 128x128 or 64x128 tiles per shape",
+               source="19_kmajor_a.cu", params=dict(multistage.R19_DEFAULT),
+               search_space=multistage.SEARCH_SPACE_19, check=multistage.check_19,
+               constraints=multistage.CONSTRAINTS_19, block=multistage.block, grid=multistage.grid,
+               smem=multistage.smem, driver="transpose_a", select=multistage.select_19, min_cc=(8, 0)),
 )
 

@@ -174,3 +174,82 @@ def select(M: int, N: int, K: int, sm_count: int) -> Params:
                 best = (t, name, s)
     _, name, s = best
     return {**CONFIGS[name], "SPLITS": s}
+
+
+# --- rung 19: rung 12's pipeline with A transposed by a pre-pass (k-major A tiles) ---
+# Rung 19's two tile configurations (select_19 picks one per shape): "large", 128 x 128 tiles of 16 x 8
+# per thread, 4 warps, 2 blocks per SM; "small", 64 x 128 of 8 x 8, 4 warps, 3 blocks per SM. Both
+# 4 stages of BK = 16 (on the H200 at 2048^3, BK = 32 ran 8% slower at the same tile).
+R19_CONFIGS: dict[str, Params] = {
+    "large": dict(BM=128, BN=128, BK=16, TM=16, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=2),
+    "small": dict(BM=64, BN=128, BK=16, TM=8, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=3),
+}
+R19_DEFAULT: Params = dict(R19_CONFIGS["large"])
+# The large tiles' loop is ~6% faster than the small ones' when every SM is busy (H200: 51.4 TFLOP/s at
+# 4096^3, 3.88 waves, against ~49.7 for the small tiles at 3072^3 and 4096^3), so they win unless their
+# last wave leaves more SM time idle than that.
+_R19_LARGE_MIN_WAVE_FILL = 0.94
+
+
+def select_19(M: int, N: int, K: int, sm_count: int) -> Params:
+    """Rung 19's parameters for a shape: the large tiles when their blocks fill
+    the SMs' block slots (2 per SM) to at least 94% over the whole number of
+    waves they need, the small tiles (3 per SM, 4x more blocks) otherwise.
+    H200 (132 SMs): 1024^3 .. 1536^3 small (64 .. 144 large blocks for 264
+    slots), 2048^3 large (256 of 264: 97%), 2560^3 and 3072^3 small (1.52 and
+    2.18 waves), 4096^3 and 8192^3 large (3.88 and 15.5 waves: 97%)."""
+    large = R19_CONFIGS["large"]
+    blocks = math.ceil(M / large["BM"]) * math.ceil(N / large["BN"])
+    waves = blocks / (sm_count * large["MIN_BLOCKS"])
+    fill = waves / math.ceil(waves)
+    return dict(large if fill >= _R19_LARGE_MIN_WAVE_FILL else R19_CONFIGS["small"])
+
+
+SEARCH_SPACE_19 = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
+                   "TM": [4, 8, 16], "TN": [4, 8, 16], "NUM_THREADS": [64, 128, 256],
+                   "STAGES": [3, 4, 5], "MIN_BLOCKS": [1, 2, 3, 4]}
+
+
+def registers_needed_19(p: Params) -> int:
+    """Rough live registers per thread of rung 19's FMA loop: TM*TN
+    accumulators, two buffers of TM + TN fragments and about 51 for
+    addresses, loop state and the copies. Calibrated against ptxas (CUDA 13,
+    sm_90): 16 x 8 -> 227, 8 x 16 -> 221 or 222, 8 x 8 -> 135 or 141."""
+    return p["TM"] * p["TN"] + 2 * (p["TM"] + p["TN"]) + 51
+
+
+def check_19(p: Params) -> str | None:
+    """Why a parameter combination of rung 19 is invalid, or None."""
+    BM, BN, BK, TM, TN = p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]
+    threads, stages, min_blocks = p["NUM_THREADS"], p["STAGES"], p["MIN_BLOCKS"]
+    if min(BM, BN, BK, TM, TN, threads, stages, min_blocks) < 1:
+        return "all parameters must be positive"
+    if TM % 4 or TN % 4:
+        return "TM and TN must be multiples of 4 (float4 A and B fragments)"
+    if BK % 2:
+        return "BK must be even (every K tile starts on fragment buffer 0)"
+    wm, wn = 8 * TM, 4 * TN
+    if BM % wm or BN % wn:
+        return f"BM must be a multiple of 8*TM={wm} and BN of 4*TN={wn} (warptile)"
+    if 32 * (BM // wm) * (BN // wn) != threads:
+        return f"NUM_THREADS must be 32 * (BM/(8*TM)) * (BN/(4*TN)) = {32 * (BM // wm) * (BN // wn)}"
+    if threads > 1024:
+        return "more than 1024 threads"
+    if threads % (BM // 4) or threads % (BN // 4):
+        return "NUM_THREADS must be a multiple of BM/4 and of BN/4 (fixed copy column per thread)"
+    if stages < 3:
+        return "STAGES must be at least 3 (the barrier before a tile's last slice waits with STAGES-3 pending)"
+    s = smem(p)
+    if s > SMEM_PER_BLOCK_MAX:
+        return f"{s} bytes of shared memory exceed 227 KiB"
+    if min_blocks * (s + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
+        return f"{min_blocks} blocks of {s} bytes of shared memory do not fit in an SM"
+    if min_blocks * threads > THREADS_PER_SM:
+        return f"{min_blocks} blocks of {threads} threads exceed {THREADS_PER_SM} threads per SM"
+    cap = register_budget(threads, min_blocks)
+    return spill_reason(registers_needed_19(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
+
+
+CONSTRAINTS_19 = ("warps tile BMxBN in 8*TM x 4*TN warptiles; TM, TN % 4 == 0, BK even, STAGES >= 3; "
+                  "NUM_THREADS a multiple of BM/4 and BN/4; STAGES*4*BK*(BM+BN) <= 227 KiB and MIN_BLOCKS "
+                  "blocks fit an SM; registers fit without spilling")
