@@ -52,13 +52,15 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
     float acc = 0.0f;
     int k0 = 0;
     if (rowsLeft >= BLOCK && colsLeft >= BLOCK) {  // block-uniform: full tiles need no guards
-        for (; k0 + BLOCK <= K; k0 += BLOCK) {
-            As[ty][tx] = A[ty * K + tx];
-            Bs[ty][tx] = B[ty * N + tx];
+        const float* a = A + ty * K + tx;  // this thread's element of each tile
+        const float* b = B + ty * N + tx;
+        for (; k0 + BLOCK <= K; k0 += BLOCK, a += BLOCK, b += (size_t)BLOCK * N) {
+            As[ty][tx] = *a;
+            Bs[ty][tx] = *b;
             acc = accumulate_tile(As, Bs, ty, tx, acc);
-            A += BLOCK;
-            B += (size_t)BLOCK * N;
         }
+        A += k0;
+        B += (size_t)k0 * N;
     }
     for (; k0 < K; k0 += BLOCK) {  // edge blocks, and the last partial K tile
         As[ty][tx] = load_guarded(A, K, ty, tx, rowsLeft, K - k0);
