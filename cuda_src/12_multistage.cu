@@ -101,8 +101,6 @@ __device__ __forceinline__ int a_swizzle(int r) {
     return kChunksA >= 8 ? (r & 7) : ((r / (8 / kChunksA)) & (kChunksA - 1));
 }
 
-__device__ __forceinline__ int clamp_bytes(int floats_left) { return floats_left >= 4 ? 16 : (floats_left > 0 ? 4 * floats_left : 0); }
-
 // acc += column kk of the A fragment (x, y, z or w of each row's float4) times
 // the B fragment row. Row-outer order: ptxas marks each row's A value .reuse
 // for its TN FMAs (a column-outer order doubled the register-bank conflicts in the SASS).
@@ -174,36 +172,14 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
 #pragma unroll
         for (int q = 0; q < kCopiesA; ++q) {
             if (!kExactA && a_row + q * kRowStepA >= BM) continue;
-            const bool row_ok = (a_rows_ok >> q) & 1;
-            const float* g = ga + (size_t)q * kRowStepA * K;
-            const unsigned s = sa + 4 * q * kRowStepA * BK;
-            if (a_vector) {
-                const int bytes = row_ok ? clamp_bytes(a_k_left) : 0;
-                cp_async16(s, bytes ? g : A, bytes);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = row_ok && e < a_k_left;
-                    cp_async4(s + 4 * e, ok ? g + e : A, ok ? 4 : 0);
-                }
-            }
+            cp_async_chunk(sa + 4 * q * kRowStepA * BK, ga + (size_t)q * kRowStepA * K, A, (a_rows_ok >> q) & 1,
+                           a_k_left, a_vector);
         }
 #pragma unroll
         for (int q = 0; q < kCopiesB; ++q) {
             if (!kExactB && b_row + q * kRowStepB >= BK) continue;
-            const bool row_ok = k0 + b_row + q * kRowStepB < K;
-            const float* g = gb + (size_t)q * kRowStepB * N;
-            const unsigned s = sb + 4 * q * kRowStepB * BN;
-            if (b_vector) {
-                const int bytes = row_ok ? clamp_bytes(b_cols_left) : 0;
-                cp_async16(s, bytes ? g : B, bytes);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = row_ok && e < b_cols_left;
-                    cp_async4(s + 4 * e, ok ? g + e : B, ok ? 4 : 0);
-                }
-            }
+            cp_async_chunk(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * N, B,
+                           k0 + b_row + q * kRowStepB < K, b_cols_left, b_vector);
         }
     };
 

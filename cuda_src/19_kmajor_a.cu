@@ -119,10 +119,6 @@ transpose_pad(int M, int K, int Mp, int Kp, const float* __restrict__ A, float* 
     }
 }
 
-__device__ __forceinline__ int clamp_bytes(int floats_left) {
-    return floats_left >= 4 ? 16 : (floats_left > 0 ? 4 * floats_left : 0);
-}
-
 // acc += a (TM values of one k) x b (TN values of the same k), serpentine.
 __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float4 (&a)[TM / 4],
                                               const float4 (&b)[TN / 4]) {
@@ -179,19 +175,8 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ At, const floa
 #pragma unroll
         for (int q = 0; q < kCopiesB; ++q) {
             if (!kExactB && b_row + q * kRowStepB >= BK) continue;
-            const bool row_ok = k0 + b_row + q * kRowStepB < K;
-            const float* g = gb + (size_t)q * kRowStepB * N;
-            const unsigned s = sb + 4 * q * kRowStepB * BN;
-            if (b_vector) {
-                const int bytes = row_ok ? clamp_bytes(b_cols_left) : 0;
-                cp_async16(s, bytes ? g : B, bytes);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) {
-                    const bool ok = row_ok && e < b_cols_left;
-                    cp_async4(s + 4 * e, ok ? g + e : B, ok ? 4 : 0);
-                }
-            }
+            cp_async_chunk(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * N, B,
+                           k0 + b_row + q * kRowStepB < K, b_cols_left, b_vector);
         }
     };
 

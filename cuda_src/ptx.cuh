@@ -1,4 +1,4 @@
-// Inline-PTX wrappers shared by the rungs that copy with cp.async (12-15) and
+// Inline-PTX wrappers shared by the rungs that copy with cp.async (12-15, 19) and
 // round to TF32 (14-15). The tool pastes headers as text, so no CUDA header
 // is pulled in: each instruction is spelled out here once.
 
@@ -21,6 +21,26 @@ __device__ __forceinline__ void cp_async16_full(unsigned dst, const void* src) {
 // 4 bytes global -> shared from any 4-byte aligned source; bytes is 0 (zero-fill) or 4.
 __device__ __forceinline__ void cp_async4(unsigned dst, const void* src, int bytes) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+
+// One 16-byte chunk of a tile row, global -> shared, for tiles that may cross
+// the matrix's edge: zero-filled where the row is outside the matrix
+// (!row_ok) and past the row's end (floats_left floats remain from g).
+// `vector` is the caller's block-uniform promise that rows are 16-byte
+// aligned; otherwise four 4-byte copies. A fully zero-filled copy still
+// needs a valid address: `any` (the matrix's base).
+__device__ __forceinline__ void cp_async_chunk(unsigned dst, const float* g, const float* any, bool row_ok,
+                                               int floats_left, bool vector) {
+    if (vector) {
+        const int bytes = row_ok ? (floats_left >= 4 ? 16 : (floats_left > 0 ? 4 * floats_left : 0)) : 0;
+        cp_async16(dst, bytes ? g : any, bytes);
+    } else {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const bool ok = row_ok && e < floats_left;
+            cp_async4(dst + 4 * e, ok ? g + e : any, ok ? 4 : 0);
+        }
+    }
 }
 
 // Closes this thread's group of copies issued since the last commit.

@@ -66,6 +66,19 @@ def registers_needed(p: Params) -> int:
     return p["TM"] * p["TN"] + 6 * p["TM"] + 2 * p["TN"] + 24 + p["BK"] // 2
 
 
+def _ring_fit_reason(smem_bytes: int, threads: int, stages: int, min_blocks: int) -> str | None:
+    """Why a cp.async ring of STAGES tiles, MIN_BLOCKS blocks per SM, does not fit an SM (rungs 12, 13, 19)."""
+    if stages < 3:
+        return "STAGES must be at least 3 (the barrier before a tile's last slice waits with STAGES-3 pending)"
+    if smem_bytes > SMEM_PER_BLOCK_MAX:
+        return f"{smem_bytes} bytes of shared memory exceed 227 KiB"
+    if min_blocks * (smem_bytes + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
+        return f"{min_blocks} blocks of {smem_bytes} bytes of shared memory do not fit in an SM"
+    if min_blocks * threads > THREADS_PER_SM:
+        return f"{min_blocks} blocks of {threads} threads exceed {THREADS_PER_SM} threads per SM"
+    return None
+
+
 def check(p: Params) -> str | None:
     """Why a parameter combination of rungs 12/13 is invalid, or None."""
     BM, BN, BK, TM, TN = p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]
@@ -91,15 +104,9 @@ def check(p: Params) -> str | None:
         return "a thread's A rows must be a multiple of 8 apart (one swizzle per thread)"
     if copies_a > 32:
         return "more than 32 A chunks per thread"
-    if stages < 3:
-        return "STAGES must be at least 3 (the barrier before a tile's last slice waits with STAGES-3 pending)"
-    s = smem(p)
-    if s > SMEM_PER_BLOCK_MAX:
-        return f"{s} bytes of shared memory exceed 227 KiB"
-    if min_blocks * (s + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
-        return f"{min_blocks} blocks of {s} bytes of shared memory do not fit in an SM"
-    if min_blocks * threads > THREADS_PER_SM:
-        return f"{min_blocks} blocks of {threads} threads exceed {THREADS_PER_SM} threads per SM"
+    reason = _ring_fit_reason(smem(p), threads, stages, min_blocks)
+    if reason:
+        return reason
     cap = register_budget(threads, min_blocks)  # what __launch_bounds__ lets ptxas use, in steps of 8
     # below the cap of 255, keep a little slack (64x128 8x8 at 168 spills 8 bytes)
     reason = spill_reason(registers_needed(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
@@ -237,15 +244,9 @@ def check_19(p: Params) -> str | None:
         return "more than 1024 threads"
     if threads % (BM // 4) or threads % (BN // 4):
         return "NUM_THREADS must be a multiple of BM/4 and of BN/4 (fixed copy column per thread)"
-    if stages < 3:
-        return "STAGES must be at least 3 (the barrier before a tile's last slice waits with STAGES-3 pending)"
-    s = smem(p)
-    if s > SMEM_PER_BLOCK_MAX:
-        return f"{s} bytes of shared memory exceed 227 KiB"
-    if min_blocks * (s + SMEM_RESERVED_PER_BLOCK) > SMEM_PER_SM:
-        return f"{min_blocks} blocks of {s} bytes of shared memory do not fit in an SM"
-    if min_blocks * threads > THREADS_PER_SM:
-        return f"{min_blocks} blocks of {threads} threads exceed {THREADS_PER_SM} threads per SM"
+    reason = _ring_fit_reason(smem(p), threads, stages, min_blocks)
+    if reason:
+        return reason
     cap = register_budget(threads, min_blocks)
     return spill_reason(registers_needed_19(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
 
