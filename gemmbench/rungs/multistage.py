@@ -66,6 +66,18 @@ def registers_needed(p: Params) -> int:
     return p["TM"] * p["TN"] + 6 * p["TM"] + 2 * p["TN"] + 24 + p["BK"] // 2
 
 
+def _warptile_reason(BM: int, BN: int, TM: int, TN: int, threads: int) -> str | None:
+    """Why warps of 8 x 4 lanes, each lane TM x TN results, do not tile a BM x BN block of NUM_THREADS."""
+    wm, wn = 8 * TM, 4 * TN
+    if BM % wm or BN % wn:
+        return f"BM must be a multiple of 8*TM={wm} and BN of 4*TN={wn} (warptile)"
+    if 32 * (BM // wm) * (BN // wn) != threads:
+        return f"NUM_THREADS must be 32 * (BM/(8*TM)) * (BN/(4*TN)) = {32 * (BM // wm) * (BN // wn)}"
+    if threads > 1024:
+        return "more than 1024 threads"
+    return None
+
+
 def _ring_fit_reason(smem_bytes: int, threads: int, stages: int, min_blocks: int) -> str | None:
     """Why a cp.async ring of STAGES tiles, MIN_BLOCKS blocks per SM, does not fit an SM (rungs 12, 13, 19)."""
     if stages < 3:
@@ -89,13 +101,9 @@ def check(p: Params) -> str | None:
         return "TN must be a multiple of 4 (float4 B fragments)"
     if BK % 8 or (BK // 4) & (BK // 4 - 1):
         return "BK must be 8 times a power of two (an even number of 16-byte chunks a row; XOR swizzle)"
-    wm, wn = 8 * TM, 4 * TN
-    if BM % wm or BN % wn:
-        return f"BM must be a multiple of 8*TM={wm} and BN of 4*TN={wn} (warptile)"
-    if 32 * (BM // wm) * (BN // wn) != threads:
-        return f"NUM_THREADS must be 32 * (BM/(8*TM)) * (BN/(4*TN)) = {32 * (BM // wm) * (BN // wn)}"
-    if threads > 1024:
-        return "more than 1024 threads"
+    reason = _warptile_reason(BM, BN, TM, TN, threads)
+    if reason:
+        return reason
     chunks_a, chunks_b = BK // 4, BN // 4
     if threads % chunks_a or threads % chunks_b:
         return "NUM_THREADS must be a multiple of BK/4 and of BN/4 (fixed copy column per thread)"
@@ -235,13 +243,9 @@ def check_19(p: Params) -> str | None:
         return "TM and TN must be multiples of 4 (float4 A and B fragments)"
     if BK % 2:
         return "BK must be even (every K tile starts on fragment buffer 0)"
-    wm, wn = 8 * TM, 4 * TN
-    if BM % wm or BN % wn:
-        return f"BM must be a multiple of 8*TM={wm} and BN of 4*TN={wn} (warptile)"
-    if 32 * (BM // wm) * (BN // wn) != threads:
-        return f"NUM_THREADS must be 32 * (BM/(8*TM)) * (BN/(4*TN)) = {32 * (BM // wm) * (BN // wn)}"
-    if threads > 1024:
-        return "more than 1024 threads"
+    reason = _warptile_reason(BM, BN, TM, TN, threads)
+    if reason:
+        return reason
     if threads % (BM // 4) or threads % (BN // 4):
         return "NUM_THREADS must be a multiple of BM/4 and of BN/4 (fixed copy column per thread)"
     reason = _ring_fit_reason(smem(p), threads, stages, min_blocks)
