@@ -16,6 +16,8 @@
 //   With 32-bit offsets ptxas steps B's address with one IMAD.WIDE per k
 //   instead of a 64-bit add pair. The dot product is a __noinline__ function:
 //   inlined twice, ptxas compiled both loops into the 64-bit form.
+//   H200, 4096^3: 6.14 TFLOP/s (64-bit offsets throughout: 5.97; the
+//   worklog's kernel 2 measured in the same harness: 6.06).
 #include "common.cuh"
 
 template <typename Offset>
