@@ -91,6 +91,14 @@ def _ring_fit_reason(smem_bytes: int, threads: int, stages: int, min_blocks: int
     return None
 
 
+def _register_reason(needed: int, threads: int, min_blocks: int) -> str | None:
+    """Why a thread needing about `needed` registers would spill under the cap
+    __launch_bounds__(threads, min_blocks) gives ptxas (in steps of 8); below the
+    cap of 255 keep a little slack (64x128 8x8 at 168 spills 8 bytes)."""
+    cap = register_budget(threads, min_blocks)
+    return spill_reason(needed, cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
+
+
 def check(p: Params) -> str | None:
     """Why a parameter combination of rungs 12/13 is invalid, or None."""
     BM, BN, BK, TM, TN = p["BM"], p["BN"], p["BK"], p["TM"], p["TN"]
@@ -115,9 +123,7 @@ def check(p: Params) -> str | None:
     reason = _ring_fit_reason(smem(p), threads, stages, min_blocks)
     if reason:
         return reason
-    cap = register_budget(threads, min_blocks)  # what __launch_bounds__ lets ptxas use, in steps of 8
-    # below the cap of 255, keep a little slack (64x128 8x8 at 168 spills 8 bytes)
-    reason = spill_reason(registers_needed(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
+    reason = _register_reason(registers_needed(p), threads, min_blocks)
     if reason:
         return reason
     if p.get("SPLITS", 1) < 1:
@@ -251,8 +257,7 @@ def check_19(p: Params) -> str | None:
     reason = _ring_fit_reason(smem(p), threads, stages, min_blocks)
     if reason:
         return reason
-    cap = register_budget(threads, min_blocks)
-    return spill_reason(registers_needed_19(p), cap if cap == REGISTERS_PER_THREAD_MAX else cap // 8 * 8 - 4)
+    return _register_reason(registers_needed_19(p), threads, min_blocks)
 
 
 CONSTRAINTS_19 = ("warps tile BMxBN in 8*TM x 4*TN warptiles; TM, TN % 4 == 0, BK even, STAGES >= 3; "
