@@ -28,6 +28,14 @@ __device__ __forceinline__ float4 gemm_epilogue4(float4 acc, float alpha, float 
                        alpha * acc.z + beta * old.z, alpha * acc.w + beta * old.w);
 }
 
+// The same epilogue for two neighbouring elements of one row of C (64-bit
+// stores); c must be 8-byte aligned and is read only when beta != 0.
+__device__ __forceinline__ float2 gemm_epilogue2(float2 acc, float alpha, float beta, const float* c) {
+    if (beta == 0.0f) return make_float2(alpha * acc.x, alpha * acc.y);
+    const float2 old = *reinterpret_cast<const float2*>(c);
+    return make_float2(alpha * acc.x + beta * old.x, alpha * acc.y + beta * old.y);
+}
+
 // True when every element offset of A (M x K), B (K x N) and C (M x N) fits
 // in an int, so index math may stay 32-bit (cheaper in a tight loop).
 __device__ __forceinline__ bool offsets_fit_int(int M, int N, int K) {

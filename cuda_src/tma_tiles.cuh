@@ -139,14 +139,9 @@ struct BFragment {
                 for (int r = 0; r < 2; ++r) {
                     const int m = m0 + 8 * i + 2 * t + r;
                     if (m < M) {
-                        float2* c = reinterpret_cast<float2*>(C + (size_t)m * N + n);
-                        float2 v = make_float2(alpha * acc[4 * i + r], alpha * acc[4 * i + 2 + r]);
-                        if (beta != 0.0f) {
-                            const float2 old = *c;
-                            v.x += beta * old.x;
-                            v.y += beta * old.y;
-                        }
-                        *c = v;
+                        float* c = C + (size_t)m * N + n;
+                        *reinterpret_cast<float2*>(c) =
+                            gemm_epilogue2(make_float2(acc[4 * i + r], acc[4 * i + 2 + r]), alpha, beta, c);
                     }
                 }
             return;
