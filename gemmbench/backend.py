@@ -111,16 +111,18 @@ class Backend(Protocol):
         without ``params``, the rung's own for this shape (tuned, selected or
         default). Raise SkipKernel if it cannot run here."""
 
-    def set_c(self, c: np.ndarray) -> None:
-        """Overwrite C on the device with this host array."""
+    def set_c(self, c: np.ndarray, output: str = "fp32") -> None:
+        """Overwrite C on the device with this host array, stored as the
+        element type ``output`` (a precision class's output type)."""
 
-    def get_c(self) -> np.ndarray:
-        """Wait for queued work and return C as a host float32 array."""
+    def get_c(self, output: str = "fp32") -> np.ndarray:
+        """Wait for queued work and return C (held as ``output``) as a host float32 array."""
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
                 flush_l2: bool = False) -> tuple[list[float], dict]:
         """Warm up, then return raw per-call times in seconds and notes on the
         timing (calls per sample, the clock during the samples...)."""
 
-    def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
-        """(A @ B, |A| @ |B|) in float64, for verification."""
+    def reference(self, problem: Problem, inputs: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
+        """(A @ B, |A| @ |B|) in float64, for verification, of A and B as a
+        kernel with ``inputs`` elements sees them (rounded to that type first)."""

@@ -26,6 +26,7 @@ import numpy as np
 
 from .backend import Backend, Budget, Problem, Shape, SkipKernel
 from .errors import UserError
+from .precision import precision as precision_class
 from .spec import KernelSpec, Params
 from .results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult, baseline_for, measurement_flags
 from .stats import relative_shift, shifted, summarize
@@ -84,13 +85,15 @@ def expectations(problem: Problem, ref: np.ndarray, absref: np.ndarray) -> tuple
 
 
 def verify_kernel(backend: Backend, gemm, passes: tuple[Expectation, ...], precision: str) -> Verification:
-    """Run the kernel once per pass (C reset first); return the worst outcome."""
+    """Run the kernel once per pass (C reset first, in the class's output
+    type); return the worst outcome."""
+    output = precision_class(precision).output
     outcomes = []
     for expect in passes:
         shape = expect.want.shape
-        backend.set_c(np.full(shape, np.nan, np.float32) if expect.C0 is None else expect.C0)
+        backend.set_c(np.full(shape, np.nan, np.float32) if expect.C0 is None else expect.C0, output)
         gemm(expect.alpha, expect.beta)
-        outcomes.append(expect.check(backend.get_c(), precision))
+        outcomes.append(expect.check(backend.get_c(output), precision))
     return combine(*outcomes)
 
 
@@ -243,16 +246,21 @@ def run_plan(plan: Plan, on_result: Callable[[KernelResult], None],
             problem = Problem.random(shape, plan.seed)
             for backend in backends:
                 backend.load(problem)
-            if backends:
-                plan.log(f"reference {shape}")
-                passes = expectations(problem, *backends[0].reference(problem))
+            passes = {}  # per element type of A and B: the reference of the inputs as the kernels see them
+
+            def passes_for(spec):
+                inputs = precision_class(spec.precision).inputs
+                if inputs not in passes:
+                    plan.log(f"reference {shape} ({inputs} inputs)")
+                    passes[inputs] = expectations(problem, *backends[0].reference(problem, inputs))
+                return passes[inputs]
             rows = []
             for entry in plan.entries:
                 if entry.isolated is not None:
                     plan.log(f"{entry.spec.name} {shape}: in a worker process")
                     result = entry.isolated.run(entry, shape, plan)
                 else:
-                    result = run_entry(entry, problem, passes, plan)
+                    result = run_entry(entry, problem, passes_for(entry.spec), plan)
                 results.append(result)
                 rows.append((entry, result))
                 on_result(result)

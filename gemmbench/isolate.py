@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .backend import Budget, Problem, Shape
 from .bench import Entry, Plan, expectations, run_entry
+from .precision import precision as precision_class
 from .results import KernelResult
 from .userkernel import UserKernel
 
@@ -164,11 +165,11 @@ class _Watched:
         prepared = self.backend.prepare(spec, shape, params)
         return dataclasses.replace(prepared, gemm=_LimitedCall(prepared.gemm, self.expect, self.call_seconds))
 
-    def set_c(self, c) -> None:
-        self.backend.set_c(c)
+    def set_c(self, c, output: str = "fp32") -> None:
+        self.backend.set_c(c, output)
 
-    def get_c(self):
-        c = self.backend.get_c()  # on the GPU the call's wait ends here
+    def get_c(self, output: str = "fp32"):
+        c = self.backend.get_c(output)  # on the GPU the call's wait ends here
         self.expect(CHECK_SECONDS, f"checking the result took over {CHECK_SECONDS:g} s")
         return c
 
@@ -222,7 +223,7 @@ def serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
             backend = backend or _backend(config)
             problem = Problem.random(shape, seed)
             backend.load(problem)
-            passes = expectations(problem, *backend.reference(problem))
+            passes = expectations(problem, *backend.reference(problem, precision_class(spec.precision).inputs))
             plan = Plan([], [shape], seed, budget, flush_l2)
             result = run_entry(Entry(_Watched(backend, expect, config.call_seconds), spec, params),
                                problem, passes, plan)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .backend import Shape
-from .spec import comparison_precision
+from .precision import comparison_precision, precision as precision_class
 from .stats import Stats, gflops, summarize
 from .verify import Verification
 
@@ -157,7 +157,8 @@ def percent_of_peak(result: KernelResult, environment: dict, at_clock: bool = Fa
     clock the kernel ran at (where the backend recorded it)."""
     gpu = environment.get("gpu") or {}
     peak = gpu.get("peak_fp32_tflops")
-    if result.device != "gpu" or not peak or result.gflops is None or result.precision == "tf32":
+    if result.device != "gpu" or not peak or result.gflops is None \
+            or not precision_class(result.precision).simt_peak:
         return None
     clock, top = sm_clock_mhz(result), gpu.get("max_sm_clock_mhz")
     if at_clock and clock and top:

@@ -21,7 +21,7 @@ from .recordfile import RecordWriter, SaveError, recover_orphans
 from .report import Reporter
 from .results import RunRecord, to_json
 from .rungs import baselines, get_spec, ladder
-from .spec import comparison_precision
+from .precision import comparison_precision
 
 _STARTED = time.perf_counter()
 DEFAULT_SIZE = {"gpu": 4096, "cpu": 1024}

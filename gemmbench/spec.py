@@ -13,18 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
+from .precision import comparison_precision  # noqa: F401  (re-exported: rung records' users read it here)
+
 Params = Mapping[str, int]
 Dim3 = tuple[int, int, int]
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def comparison_precision(precision: str) -> str:
-    """The precision of the library row a rung is compared with: TF32 rows
-    with cuBLAS TF32; FP32 and FP32-accurate 3xTF32 rows with SGEMM."""
-    return "tf32" if precision == "tf32" else "fp32"
 
 
 def _no_constraint(p: Params) -> str | None:

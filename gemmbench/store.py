@@ -19,6 +19,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import UserError
+from .precision import PRECISIONS
 from .results import READABLE_SCHEMAS, KernelResult, RunRecord, git_commit
 
 STATUSES = ("pass", "fail", "skip")
@@ -206,6 +207,8 @@ def _result(r, where: str) -> KernelResult:
         raise _Invalid(f"{where[:-1]} should be an object, not {_describe(r)}")
     for key, kind in (("device", str), ("kernel_id", int), ("name", str), ("precision", str), ("status", str)):
         _required(r, key, kind, where)
+    if r["precision"] not in PRECISIONS:
+        raise _Invalid(f"{where}precision should be one of {', '.join(PRECISIONS)}, not {_describe(r['precision'])}")
     if r["status"] not in STATUSES:
         raise _Invalid(f"{where}status should be one of {', '.join(STATUSES)}, not {_describe(r['status'])}")
     shape = _required(r, "shape", dict, where)

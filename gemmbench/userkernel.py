@@ -42,7 +42,7 @@ from typing import Iterable, Mapping, Sequence
 from .backend import Shape, SkipKernel
 from .errors import UserError
 from .spec import KernelSpec, Params, ceil_div
-from .verify import PRECISIONS
+from .precision import PRECISIONS
 
 MARK = "gemmbench kernel"
 SHAPE_NAMES = ("M", "N", "K")

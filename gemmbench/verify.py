@@ -17,32 +17,13 @@ from typing import Callable
 
 import numpy as np
 
-# Unit roundoffs: FP32, and TF32 (10 of FP32's 23 mantissa bits).
-FP32_ROUNDOFF = 2.0 ** -24
-TF32_ROUNDOFF = 2.0 ** -11
-PRECISIONS = ("fp32", "tf32", "3xtf32")
+from .precision import precision as precision_class
 
 
 def tolerance(K: int, precision: str = "fp32") -> float:
-    """Largest accepted error, on the |A|@|B| scale of each element.
-
-    Every class accumulates in FP32: random-sign rounding errors grow as
-    sqrt(K), and a factor 16 covers accumulation order and the epilogue. TF32
-    also rounds its inputs: each product is off by up to ~2^-10 of itself,
-    with a random sign, so a dot product of K of them is off by about
-    2^-11 / sqrt(K) of its scale (the max over millions of elements stays
-    near 6 sigma); the same factor 16 again. 3xTF32 (a = big + small) must be
-    as accurate as FP32 and is held to the FP32 bound. Either way a kernel
-    that drops one of K terms, about 1/K of the scale, fails for K up to
-    thousands.
-    """
-    if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision class {precision!r}")
-    K = max(K, 1)
-    bound = 16.0 * K ** 0.5 * FP32_ROUNDOFF
-    if precision == "tf32":
-        bound += 16.0 * TF32_ROUNDOFF / K ** 0.5
-    return bound
+    """Largest accepted error for ``precision`` at this K (see Precision.tolerance);
+    ValueError for an unknown class."""
+    return precision_class(precision).tolerance(K)
 
 
 @dataclass(frozen=True)

@@ -101,17 +101,17 @@ class FakeBackend:
         self.current = spec.id
         return Prepared(gemm, spec)
 
-    def set_c(self, c):
+    def set_c(self, c, output="fp32"):
         self.C = c.copy()
 
-    def get_c(self):
+    def get_c(self, output="fp32"):
         return self.C.copy()
 
     def measure(self, gemm, alpha, beta, budget, flush_l2=False):
         seconds = self.times[self.current].pop(0)
         return [seconds] * 5, {}
 
-    def reference(self, problem):
+    def reference(self, problem, inputs="fp32"):
         a, b = problem.A.astype(np.float64), problem.B.astype(np.float64)
         return a @ b, np.abs(a) @ np.abs(b)
 

@@ -166,10 +166,12 @@ class CpuBackend:
         given = params is not None
         return Prepared(gemm, spec, dict(params if given else spec.params), "given" if given else "default", threads)
 
-    def set_c(self, c: np.ndarray) -> None:
+    def set_c(self, c: np.ndarray, output: str = "fp32") -> None:
+        _fp32_only(output)
         np.copyto(self.C, c, casting="same_kind")
 
-    def get_c(self) -> np.ndarray:
+    def get_c(self, output: str = "fp32") -> np.ndarray:
+        _fp32_only(output)
         return self.C.copy()
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget,
@@ -191,7 +193,8 @@ class CpuBackend:
 
         return sample(take, budget, per_call), {"calls_per_sample": 1}
 
-    def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    def reference(self, problem: Problem, inputs: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
+        _fp32_only(inputs)
         _POOLS.use(core_count())  # float64 BLAS on every core: not timed
         a = problem.A.astype(np.float64)
         b = problem.B.astype(np.float64)
@@ -247,3 +250,9 @@ class CpuBackend:
         if self._flush_buffer is None:
             self._flush_buffer = np.zeros(2 * _last_level_cache_bytes() // 8)
         self._flush_buffer += 1.0
+
+
+def _fp32_only(element: str) -> None:
+    """This backend holds FP32 matrices only (16-bit element types come with their ladder)."""
+    if element != "fp32":
+        raise SkipKernel(f"{element} matrices are not supported on this backend")

@@ -132,11 +132,13 @@ class GpuBackend:
         except self.cuda.MemoryError:
             raise SkipKernel(f"no GPU memory for a {4 * floats / 2**20:.0f} MiB workspace") from None
 
-    def set_c(self, c: np.ndarray) -> None:
+    def set_c(self, c: np.ndarray, output: str = "fp32") -> None:
+        _fp32_only(output)
         self.stream.synchronize()
         self.C.set(np.ascontiguousarray(c, dtype=np.float32))
 
-    def get_c(self) -> np.ndarray:
+    def get_c(self, output: str = "fp32") -> np.ndarray:
+        _fp32_only(output)
         self.stream.synchronize()
         return self.C.get()
 
@@ -144,7 +146,8 @@ class GpuBackend:
         # the notes hold the clock and throttling seen DURING the samples
         return self.timer.measure(gemm, alpha, beta, budget, flush_l2)
 
-    def reference(self, problem: Problem) -> tuple[np.ndarray, np.ndarray]:
+    def reference(self, problem: Problem, inputs: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
+        _fp32_only(inputs)
         """(A @ B, |A| @ |B|) in float64 by cuBLAS DGEMM; numpy when cuBLAS or
         the memory for float64 copies is missing."""
         shape = problem.shape
@@ -182,3 +185,9 @@ extern "C" __global__ void widen(const float* x, double* y, long long n, int abs
 def _gpuarray():
     import pycuda.gpuarray as gpuarray
     return gpuarray
+
+
+def _fp32_only(element: str) -> None:
+    """This backend holds FP32 matrices only (16-bit element types come with their ladder)."""
+    if element != "fp32":
+        raise SkipKernel(f"{element} matrices are not supported on this backend")
