@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 from gemmbench.backend import Problem, Shape
-from gemmbench.bench import expectations, verify_kernel
+from gemmbench.execute.local import expectations, verify_kernel
 from gemmbench.gpu.backend import GpuBackend
 from gemmbench.rungs import GPU_LADDER
 

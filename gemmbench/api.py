@@ -20,8 +20,8 @@ from typing import Iterable, Sequence
 
 from .backend import Shape
 from .errors import UserError
-from .report import Reporter
-from .results import RunRecord, percent_of_baseline, percent_of_peak
+from .output.report import Reporter
+from .records.results import RunRecord, percent_of_baseline, percent_of_peak
 from .session import Session
 
 __all__ = ["run", "rows", "RunRecord", "UserError"]

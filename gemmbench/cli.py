@@ -13,8 +13,8 @@ import click
 
 from . import __version__, validate
 from .errors import UserError
-from .report import Reporter
-from .report_runs import show_record
+from .output.report import Reporter
+from .output.runs import show_record
 from .rungs import get_spec, ladder
 from .session import Session
 from .sweep import parse_sweep, sweep_shapes
@@ -126,7 +126,7 @@ def _common_options(f):
 
 
 def _kernel_file_options(f):
-    """A user's own kernel files (gemmbench.userkernel), run beside the ladder."""
+    """A user's own kernel files (gemmbench.kernelfile.header), run beside the ladder."""
     options = [
         click.option("--kernel-file", "kernel_files", multiple=True, type=click.Path(dir_okay=False),
                      help="Your own kernel: a .cu (GPU) or .c (CPU) file with a 'gemmbench kernel' header "
@@ -162,7 +162,7 @@ def _load_baseline(path: Path | None):
     """The --baseline record, validated before anything runs."""
     if path is None:
         return None
-    from .store import load
+    from .records.store import load
     return load(path)
 
 
@@ -254,7 +254,7 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
     except ValueError as exc:
         raise UserError(str(exc))
     if plot is not None:
-        from .plot import require_matplotlib
+        from .output.plot import require_matplotlib
         require_matplotlib()
         validate.check_plot_path(plot, overwrite)
     baseline = _load_baseline(baseline)
@@ -267,7 +267,7 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
     def show(record):
         show_record(reporter, record)
         if plot is not None:
-            from .plot import plot_sweep
+            from .output.plot import plot_sweep
             plot_sweep(record, plot)
             reporter.note(f"plot written to {plot}")
 
@@ -359,11 +359,11 @@ def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter
               help="Draw a sizes record's GFLOP/s against size into this PNG (needs matplotlib).")
 def show(records, fmt, plot):
     """Saved records: one as its run printed it; several side by side."""
-    from .report_runs import show_side_by_side
-    from .store import load
+    from .output.runs import show_side_by_side
+    from .records.store import load
     loaded = [load(path) for path in records]
     if plot is not None:
-        from .plot import plot_sweep, require_matplotlib
+        from .output.plot import plot_sweep, require_matplotlib
         if len(loaded) != 1 or loaded[0].record.command != "sizes":
             raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
         require_matplotlib()
@@ -391,9 +391,9 @@ def show(records, fmt, plot):
 def diff(old, new, threshold, as_json, fmt):
     """Two saved records row by row; exit 1 when a row got significantly slower."""
     import json
-    from .diff import diff_records, parse_threshold
-    from .report_runs import show_diff
-    from .store import load
+    from .records.diff import diff_records, parse_threshold
+    from .output.runs import show_diff
+    from .records.store import load
     try:
         fraction = parse_threshold(threshold)
     except ValueError as exc:
@@ -438,7 +438,7 @@ def _gpu_spec(kernel_id: int):
 
 def _inspected(kernel_ids, kernel_files, params) -> list:
     """The rungs and CUDA kernel files an instrument looks at."""
-    from .userkernel import KernelFileError, load, parse_overrides
+    from .kernelfile import KernelFileError, load, parse_overrides
     overrides = parse_overrides(params)
     users = [load(path, i, overrides) for i, path in enumerate(kernel_files)]
     for user in users:

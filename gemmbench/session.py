@@ -14,12 +14,12 @@ from pathlib import Path
 
 from .backend import Budget, Shape
 from . import validate
-from .bench import Entry, Plan, run_plan
+from .execute.local import Entry, Plan, run_plan
 from .errors import UserError
-from .interrupts import Interrupted, Interrupts
-from .recordfile import RecordWriter, SaveError, recover_orphans
-from .report import Reporter
-from .results import RunRecord, to_json
+from .execute.interrupts import Interrupted, Interrupts
+from .records.writer import RecordWriter, SaveError, recover_orphans
+from .output.report import Reporter
+from .records.results import RunRecord, to_json
 from .rungs import baselines, get_spec, ladder
 from .precision import comparison_precision
 
@@ -63,7 +63,7 @@ class Session:
         if device == "cpu":
             raise UserError("--gpus runs on GPUs: it does not go with --device cpu")
         from .gpu.device import GpuUnavailable, device_count
-        from .workers import parse_gpus
+        from .execute.gpus import parse_gpus
         try:
             return parse_gpus(gpus, device_count())
         except GpuUnavailable as exc:
@@ -72,7 +72,7 @@ class Session:
             raise UserError(str(exc))
 
     def _resolve_device(self, wanted: str, ordinal: int):
-        from .userkernel import device_of
+        from .kernelfile import device_of
         devices = {device_of(f) for f in self.kernel_files}
         if wanted == "auto" and devices:  # a kernel file names its device: .cu the GPU, .c the CPU
             wanted = "gpu" if "gpu" in devices else "cpu"
@@ -107,11 +107,11 @@ class Session:
         return self._cpu[threads]
 
     def user_kernels(self) -> list:
-        """The ``--kernel-file`` kernels (gemmbench.userkernel.UserKernel), parsed,
+        """The ``--kernel-file`` kernels (gemmbench.kernelfile.header.UserKernel), parsed,
         checked and compiled with their default parameters, so that a bad
         header or a compile error is an error (exit 2) before any kernel runs."""
         if self._user_kernels is None:
-            from .userkernel import KernelFileError, check_overrides, load, parse_overrides
+            from .kernelfile import KernelFileError, check_overrides, load, parse_overrides
             overrides = parse_overrides(self.opts.get("params") or ())
             kernels = [load(path, i, overrides) for i, path in enumerate(self.kernel_files)]
             check_overrides(kernels, overrides)
@@ -124,7 +124,7 @@ class Session:
         return self._user_kernels
 
     def _compile(self, kernel) -> None:
-        from .userkernel import KernelFileError, compile_summary
+        from .kernelfile import KernelFileError, compile_summary
         spec = kernel.spec
         if self.device == "gpu":
             from .gpu import compile as kernels
@@ -156,7 +156,7 @@ class Session:
         kernel = next((k for k in self.user_kernels() if k.spec.id == spec.id), None) if spec.id < 0 else None
         if kernel is None:
             return Entry(backend, spec, params)
-        from .isolate import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
+        from .execute.isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
         key = (spec.id, getattr(backend, "threads", None))
         if key not in self._isolated:
             seconds = self.opts.get("kernel_timeout") or DEFAULT_CALL_SECONDS
@@ -242,7 +242,7 @@ class Session:
         env = {}
         if self.gpu is not None:
             env.update(self.gpu.environment())
-            from .report_runs import identity_line
+            from .output.runs import identity_line
             env["notes"] = [identity_line(env["gpu"])]
         cpu = next((e.backend for e in entries if e.backend.device == "cpu"), None)
         if cpu is not None:
@@ -272,7 +272,7 @@ class Session:
             self._fallback_told = True
 
     def check_user_geometry(self, entries: list[Entry], shapes: list[Shape]) -> None:
-        from .userkernel import check_shapes
+        from .kernelfile import check_shapes
         for kernel in self.user_kernels():
             if any(e.spec.id == kernel.spec.id for e in entries):
                 check_shapes(kernel, shapes)
@@ -283,7 +283,7 @@ class Session:
     def execute(self, command: str, entries: list[Entry], shapes: list[Shape], show,
                 spread: str = "same", baseline=None) -> int:
         """Run the plan (see ``run``); print what ran, and its diff against
-        ``baseline`` (a loaded record, gemmbench.store.Loaded); return the exit code.
+        ``baseline`` (a loaded record, gemmbench.records.store.Loaded); return the exit code.
 
         Stopped early by SIGINT/SIGTERM, it still prints what finished and saves
         it marked incomplete (exit 128 + signal); when the record cannot be
@@ -295,8 +295,8 @@ class Session:
             record, code = outcome.record, outcome.code
             diff = None
             if baseline is not None and record.results:
-                from .diff import diff_records
-                from .store import current_writer
+                from .records.diff import diff_records
+                from .records.store import current_writer
                 diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
                 code = max(code, diff.exit_code)
             if record.results or outcome.stop is None:
@@ -308,8 +308,8 @@ class Session:
                 else:
                     show(record)
                     if diff is not None:
-                        from .report_runs import show_diff
-                        from .store import record_label
+                        from .output.runs import show_diff
+                        from .records.store import record_label
                         show_diff(reporter, diff, f"{baseline.path} ({baseline.label})",
                                   f"this run ({record_label(record)})")
             if outcome.save_error:
@@ -368,7 +368,7 @@ class Session:
         workers_failed = False
         try:
             if self.gpus:
-                from .workers import run_on_gpus
+                from .execute.gpus import run_on_gpus
                 workers_failed = run_on_gpus(self, record, entries, shapes, spread, keep)
             else:
                 with reporter.progress(plan.steps, command) as advance:

@@ -7,7 +7,7 @@ import pytest
 
 from gemmbench import api
 from gemmbench.errors import UserError
-from gemmbench.results import RunRecord
+from gemmbench.records.results import RunRecord
 
 ROOT = Path(__file__).resolve().parent.parent
 C_EXAMPLE = ROOT / "examples" / "blocked_sgemm.c"

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from gemmbench.backend import Budget, Prepared, Problem, Shape
-from gemmbench.bench import CpuWait, Entry, Plan, measure_watched, run_plan
+from gemmbench.execute.local import CpuWait, Entry, Plan, measure_watched, run_plan
 from gemmbench.cpu.backend import CpuBackend
-from gemmbench.results import BASELINE_SHIFTED, SHIFTED, RunRecord
-from gemmbench.report import result_rows, sweep_rows
+from gemmbench.records.results import BASELINE_SHIFTED, SHIFTED, RunRecord
+from gemmbench.output.report import result_rows, sweep_rows
 from gemmbench.rungs import get_spec
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Shape
-from gemmbench.diff import bootstrap_ratio, diff_records, parse_threshold, verdict
+from gemmbench.records.diff import bootstrap_ratio, diff_records, parse_threshold, verdict
 from gemmbench.fsutil import write_atomic
-from gemmbench.results import KernelResult, RunRecord, to_json
+from gemmbench.records.results import KernelResult, RunRecord, to_json
 from gemmbench.verify import Verification
 
 SHAPE = Shape(512, 512, 512)
@@ -154,7 +154,7 @@ def test_reference_record_against_itself_is_all_same(capsys):
     assert code == 0 and not data["differences"]
     # a row can only be "noisy" against itself when its own spread is wide (the ratio's interval then
     # passes the threshold); every steady row is "same"
-    from gemmbench.store import load
+    from gemmbench.records.store import load
     spread = {(r.kernel_id, r.name): r.stats.relative_iqr for r in load(ref).record.results if r.stats}
     for row in data["rows"]:
         wide = spread[(row["kernel_id"], row["name"])] > 0.02

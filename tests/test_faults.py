@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from gemmbench import cli
-from gemmbench.recordfile import RECOVERED
+from gemmbench.records.writer import RECOVERED
 
 FAST = ["--budget", "0", "--warmup", "0", "--min-samples", "1", "--max-samples", "1"]
 # many tiny sizes, OpenBLAS only: each row takes milliseconds and nothing is compiled
@@ -145,7 +145,7 @@ def test_results_dir_turning_read_only_mid_run(capsys, tmp_path, monkeypatch):
     """After three rows every write fails as on a read-only mount (chmod does
     not stop root, so the failure is injected at the writer's two writes)."""
     import errno
-    import gemmbench.recordfile as recordfile
+    import gemmbench.records.writer as recordfile
     calls = {"n": 0}
     real_write, real_atomic = recordfile.RecordWriter._write, recordfile.write_atomic
 
@@ -176,7 +176,7 @@ def test_results_dir_turning_read_only_mid_run(capsys, tmp_path, monkeypatch):
 
 def _interrupt_after(monkeypatch, rows, exc):
     """Make the run stop (as a signal would) when row ``rows + 1`` starts."""
-    import gemmbench.bench as bench
+    import gemmbench.execute.local as bench
     real, seen = bench.run_entry, []
 
     def run_entry(*args):
@@ -196,7 +196,7 @@ def test_interrupt_before_the_first_kernel_leaves_nothing(capsys, tmp_path, monk
 
 
 def test_interrupt_mid_run_prints_the_table_and_the_incomplete_record(capsys, tmp_path, monkeypatch):
-    from gemmbench.interrupts import Interrupted
+    from gemmbench.execute.interrupts import Interrupted
     _interrupt_after(monkeypatch, 5, Interrupted(signal.SIGTERM))
     code = cli.main([*SWEEP, "--results-dir", str(tmp_path), "--json"])
     out, err = capsys.readouterr()

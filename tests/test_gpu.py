@@ -8,7 +8,7 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Budget, Problem, Shape
-from gemmbench.bench import expectations, verify_kernel
+from gemmbench.execute.local import expectations, verify_kernel
 from gemmbench.rungs import GPU_LADDER, baselines, get_spec
 from gemmbench.verify import tolerance
 

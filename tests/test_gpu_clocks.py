@@ -167,7 +167,7 @@ def test_monitor_without_nvml_records_nothing(monkeypatch):
 
 def test_percent_of_peak_uses_the_clock_the_kernel_ran_at():
     from gemmbench.backend import Shape
-    from gemmbench.results import KernelResult, percent_of_peak
+    from gemmbench.records.results import KernelResult, percent_of_peak
     env = {"gpu": {"peak_fp32_tflops": 66.9, "max_sm_clock_mhz": 1980.0}}
     half_peak = 2e9 / (66.9e12 / 2)  # seconds for 2*1000^3 flops at half the peak
     ran_slow = KernelResult("gpu", 5, "x", "fp32", Shape(1000, 1000, 1000), "pass", samples=[half_peak],

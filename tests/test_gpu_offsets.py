@@ -8,7 +8,7 @@ reference copies twice that), so it skips on smaller boards.
 import pytest
 
 from gemmbench.backend import Problem, Shape
-from gemmbench.bench import expectations, verify_kernel
+from gemmbench.execute.local import expectations, verify_kernel
 from gemmbench.rungs import get_spec
 
 pytestmark = pytest.mark.gpu

@@ -7,8 +7,8 @@ pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgb  # noqa: E402
 
 from gemmbench.backend import Shape  # noqa: E402
-from gemmbench.plot import plot_sweep, sweep_figure  # noqa: E402
-from gemmbench.results import NOISY, KernelResult, RunRecord  # noqa: E402
+from gemmbench.output.plot import plot_sweep, sweep_figure  # noqa: E402
+from gemmbench.records.results import NOISY, KernelResult, RunRecord  # noqa: E402
 from gemmbench.verify import Verification  # noqa: E402
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-import gemmbench.results as results
+import gemmbench.records.results as results
 from gemmbench.backend import Shape
 from gemmbench.errors import UserError
-from gemmbench.recordfile import RECOVERED, RUNNING, RecordWriter, recover_orphans
+from gemmbench.records.writer import RECOVERED, RUNNING, RecordWriter, recover_orphans
 from gemmbench.validate import check_output_dir
-from gemmbench.store import load as load_record
-from gemmbench.results import KernelResult, RunRecord
+from gemmbench.records.store import load as load_record
+from gemmbench.records.results import KernelResult, RunRecord
 from gemmbench.verify import Verification
 
 

@@ -4,9 +4,9 @@ from rich.console import Console
 
 from gemmbench.backend import Shape
 from gemmbench.rungs import CPU_LADDER, GPU_LADDER
-from gemmbench.report import (footer_lines, format_rate, format_time, ladder_rows, result_columns, result_rows,
+from gemmbench.output.report import (footer_lines, format_rate, format_time, ladder_rows, result_columns, result_rows,
                               results_table, sweep_rows, to_csv, to_markdown, tuning_rows)
-from gemmbench.results import KernelResult, RunRecord
+from gemmbench.records.results import KernelResult, RunRecord
 from gemmbench.verify import Verification
 
 
@@ -118,9 +118,9 @@ import re
 import pytest
 
 from gemmbench import cli
-from gemmbench.report import Reporter, result_csv_rows, sweep_tables
-from gemmbench.report import format_number
-from gemmbench.results import THROTTLED, measurement_flags, percent_of_peak
+from gemmbench.output.report import Reporter, result_csv_rows, sweep_tables
+from gemmbench.output.report import format_number
+from gemmbench.records.results import THROTTLED, measurement_flags, percent_of_peak
 
 
 def wide_record():

@@ -4,9 +4,9 @@ import math
 import pytest
 
 from gemmbench.backend import Shape
-from gemmbench.recordfile import RecordWriter
-from gemmbench.store import RecordError, load as load_record
-from gemmbench.results import KernelResult, RunRecord, percent_of_baseline, percent_of_peak, to_json
+from gemmbench.records.writer import RecordWriter
+from gemmbench.records.store import RecordError, load as load_record
+from gemmbench.records.results import KernelResult, RunRecord, percent_of_baseline, percent_of_peak, to_json
 from gemmbench.verify import Verification
 
 SHAPE = Shape(64, 32, 16)
@@ -79,7 +79,7 @@ def test_unknown_schema_is_refused(tmp_path):
 
 def test_git_commit_says_when_the_code_is_not_the_commit(tmp_path, monkeypatch):
     import subprocess
-    import gemmbench.results as results
+    import gemmbench.records.results as results
     repo = tmp_path / "repo"
     (repo / "gemmbench").mkdir(parents=True)
     run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)

@@ -10,11 +10,11 @@ from rich.console import Console
 
 from gemmbench import cli
 from gemmbench.backend import Shape
-from gemmbench.report import Reporter
-from gemmbench.report_runs import show_record
+from gemmbench.output.report import Reporter
+from gemmbench.output.runs import show_record
 from gemmbench.fsutil import write_atomic
-from gemmbench.results import KernelResult, RunRecord, to_json
-from gemmbench.store import RecordError, load
+from gemmbench.records.results import KernelResult, RunRecord, to_json
+from gemmbench.records.store import RecordError, load
 from gemmbench.verify import Verification
 
 REFERENCE = Path(__file__).resolve().parent.parent / "results" / "reference"

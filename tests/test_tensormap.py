@@ -276,7 +276,7 @@ def test_encode_through_the_driver():
                                    Shape(1000, 600, 300)], ids=str)
 def test_tma_rungs_through_the_tma_launch_path(shape, rung):
     """A wrong map or a misplaced parameter faults or gives garbage; this checks the numbers."""
-    from gemmbench.bench import expectations, verify_kernel
+    from gemmbench.execute.local import expectations, verify_kernel
     from gemmbench.gpu.backend import GpuBackend
     gpu = GpuBackend()
     if gpu.info.compute_capability != (9, 0):

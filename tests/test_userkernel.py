@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from gemmbench import cli, userkernel
+from gemmbench import cli, kernelfile
 from gemmbench.backend import Shape, SkipKernel
 from gemmbench.errors import UserError
 from gemmbench.gpu.compile import expand_source, nvcc_options
 from gemmbench.tuning import TuningCache
-from gemmbench.userkernel import Expr, ExprError, KernelFileError
+from gemmbench.kernelfile import Expr, ExprError, KernelFileError
 
 ROOT = Path(__file__).resolve().parent.parent
 CUDA_EXAMPLE = ROOT / "examples" / "tiled_sgemm.cu"
@@ -64,7 +64,7 @@ def assert_one_line_error(code, err, *fragments):
 # --------------------------------------------------------------------------
 
 def test_header_becomes_a_kernel_spec(tmp_path):
-    kernel = userkernel.load(write(tmp_path, "mine.cu", GOOD_HEADER), 1)
+    kernel = kernelfile.load(write(tmp_path, "mine.cu", GOOD_HEADER), 1)
     spec = kernel.spec
     assert (spec.id, spec.name, spec.device) == (-2, "good", "gpu")
     assert spec.params == {"BM": 64, "BN": 32} and spec.search_space == {"BM": [32, 64], "BN": [32, 64]}
@@ -79,41 +79,41 @@ def test_header_becomes_a_kernel_spec(tmp_path):
 
 def test_line_comment_header_and_defaults(tmp_path):
     text = "// gemmbench kernel\n// block: 256\n// grid: ceil_div(M * N, 256)\n\n" + SIGNATURE + "{}\n"
-    spec = userkernel.load(write(tmp_path, "flat_kernel.cu", text), 0).spec
+    spec = kernelfile.load(write(tmp_path, "flat_kernel.cu", text), 0).spec
     assert spec.name == "flat_kernel" and spec.id == -1  # the file's stem
     assert spec.block({}) == (256, 1, 1) and spec.grid(16, 32, 1, {}) == (2, 1, 1)
     assert spec.shared_bytes() == 0 and spec.params == {}
 
 
 def test_c_kernel_needs_no_header(tmp_path):
-    spec = userkernel.load(write(tmp_path, "plain.c", SIGNATURE + "{}\n"), 0).spec
+    spec = kernelfile.load(write(tmp_path, "plain.c", SIGNATURE + "{}\n"), 0).spec
     assert spec.device == "cpu" and spec.name == "plain" and not spec.multithreaded
 
 
 def test_examples_parse():
-    cuda = userkernel.load(CUDA_EXAMPLE, 0).spec
+    cuda = kernelfile.load(CUDA_EXAMPLE, 0).spec
     assert cuda.search_space and cuda.invalid_reason() is None
-    c = userkernel.load(C_EXAMPLE, 0).spec
+    c = kernelfile.load(C_EXAMPLE, 0).spec
     assert c.params == {"KB": 128} and c.defines() == ["-DKB=128"]
 
 
 def test_spec_pickles_for_the_worker_process(tmp_path):
-    kernel = userkernel.load(write(tmp_path, "mine.cu", GOOD_HEADER), 0)
+    kernel = kernelfile.load(write(tmp_path, "mine.cu", GOOD_HEADER), 0)
     copy = pickle.loads(pickle.dumps(kernel))
     assert copy.spec.grid(100, 70, 5, copy.spec.params) == (3, 2, 1)
     assert copy.spec.invalid_reason({"BM": 48, "BN": 32}) == kernel.spec.invalid_reason({"BM": 48, "BN": 32})
 
 
 def test_param_override_and_zero_grid(tmp_path):
-    kernel = userkernel.load(write(tmp_path, "mine.cu", GOOD_HEADER), 0, {"BM": 32, "OTHER": 1})
+    kernel = kernelfile.load(write(tmp_path, "mine.cu", GOOD_HEADER), 0, {"BM": 32, "OTHER": 1})
     assert kernel.spec.params == {"BM": 32, "BN": 32}
     with pytest.raises(UserError, match="no kernel file has a parameter 'OTHER'"):
-        userkernel.check_overrides([kernel], {"OTHER": 1})
+        kernelfile.check_overrides([kernel], {"OTHER": 1})
     zero = GOOD_HEADER.replace("grid:        ceil_div(N, BN), ceil_div(M, BM)", "grid:        N / BN, M / BM")
-    kernel = userkernel.load(write(tmp_path, "zero.cu", zero), 0)
-    userkernel.check_shapes(kernel, [Shape(64, 64, 64)])
+    kernel = kernelfile.load(write(tmp_path, "zero.cu", zero), 0)
+    kernelfile.check_shapes(kernel, [Shape(64, 64, 64)])
     with pytest.raises(KernelFileError, match=r"zero.cu:7: header field 'grid': \(0, 0, 1\) at 17x31x9 has zero blocks"):
-        userkernel.check_shapes(kernel, [Shape(64, 64, 64), Shape(17, 31, 9)])
+        kernelfile.check_shapes(kernel, [Shape(64, 64, 64), Shape(17, 31, 9)])
     with pytest.raises(SkipKernel, match="grid"):  # a tuner's candidate at such a shape is skipped
         kernel.spec.grid(17, 31, 9, kernel.spec.params)
 
@@ -167,7 +167,7 @@ def test_malformed_header_is_one_line_naming_the_field(tmp_path, capsys, case):
     text, fragments = MALFORMED[case]
     path = write(tmp_path, "mine.cu", text)
     with pytest.raises(KernelFileError) as caught:
-        userkernel.load(path, 0)
+        kernelfile.load(path, 0)
     message = str(caught.value)
     assert "\n" not in message and message.startswith(str(path)), message
     for fragment in fragments:
@@ -181,7 +181,7 @@ def test_malformed_header_is_one_line_naming_the_field(tmp_path, capsys, case):
 ])
 def test_malformed_c_header(tmp_path, text, fragments):
     with pytest.raises(KernelFileError) as caught:
-        userkernel.load(write(tmp_path, "mine.c", text + SIGNATURE + "{}\n"), 0)
+        kernelfile.load(write(tmp_path, "mine.c", text + SIGNATURE + "{}\n"), 0)
     for fragment in fragments:
         assert fragment in str(caught.value)
 
@@ -282,7 +282,7 @@ def test_cuda_compile_error_names_the_users_file_and_line(tmp_path, gap):
     write(tmp_path, "helper.cuh", "// a local header, inlined\n__device__ int helper() { return 1; }\n")
     source = BROKEN_CUDA.format(gap=gap)
     path = write(tmp_path, "broken.cu", source)
-    spec = userkernel.load(path, 0).spec
+    spec = kernelfile.load(path, 0).spec
     text = expand_source(spec)
     assert text.startswith(f'#line 1 "{path.resolve()}"') and "helper()" in text and "#include" not in text
     (tmp_path / "build").mkdir()
@@ -292,13 +292,13 @@ def test_cuda_compile_error_names_the_users_file_and_line(tmp_path, gap):
     assert done.returncode != 0
     line = source.splitlines().index("    C[0] = undefined_thing;") + 1
     assert f"{path.resolve()}({line}): error" in done.stderr, done.stderr
-    summary = userkernel.compile_summary("broken.cu", done.stderr)
+    summary = kernelfile.compile_summary("broken.cu", done.stderr)
     assert summary.startswith(f"broken.cu does not compile: {path.resolve()}({line}): error") and "\n" not in summary
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 def test_cuda_example_compiles_for_sm80_and_sm90(tmp_path):
-    spec = userkernel.load(CUDA_EXAMPLE, 0).spec
+    spec = kernelfile.load(CUDA_EXAMPLE, 0).spec
     src = write(tmp_path, "example.cu", expand_source(spec))
     for arch in ("sm_80", "sm_90"):
         done = subprocess.run([NVCC, "-cubin", f"-arch={arch}", *nvcc_options(spec), "-Xptxas", "-warn-spills",
@@ -318,8 +318,8 @@ def test_c_compile_error_is_exit_2_with_file_and_line(tmp_path, capsys):
 
 
 def test_tuning_cache_knows_a_user_kernel_by_its_file(tmp_path):
-    first = userkernel.load(CUDA_EXAMPLE, 0).spec
-    second = userkernel.load(CUDA_EXAMPLE, 3).spec
+    first = kernelfile.load(CUDA_EXAMPLE, 0).spec
+    second = kernelfile.load(CUDA_EXAMPLE, 3).spec
     shape = Shape(1024, 1024, 1024)
     assert TuningCache.key("H200", first, shape) == TuningCache.key("H200", second, shape)
     assert str(CUDA_EXAMPLE) in TuningCache.key("H200", first, shape)
@@ -366,7 +366,7 @@ def test_wrong_crashing_and_hanging_c_kernels_fail_while_the_others_are_saved(tm
     assert [rows[n]["kernel_id"] for n in ("drops a term", "crash", "hang", "blocked (example)")] == [-1, -2, -3, -4]
     example = rows["blocked (example)"]
     assert example["notes"]["kernel_file"] == str(C_EXAMPLE)
-    assert example["notes"]["kernel_sha256"] == userkernel.load(C_EXAMPLE, 0).digest
+    assert example["notes"]["kernel_sha256"] == kernelfile.load(C_EXAMPLE, 0).digest
     assert "FAIL (wrong result)" in out and "FAIL (crashed: killed by SIGSEGV)" in out and "timed out" in out
 
 

@@ -12,13 +12,13 @@ from rich.console import Console
 
 from gemmbench import cli
 from gemmbench.backend import Shape
-from gemmbench.report import Reporter
-from gemmbench.report_runs import show_record
+from gemmbench.output.report import Reporter
+from gemmbench.output.runs import show_record
 from gemmbench.fsutil import write_atomic
-from gemmbench.results import KernelResult, RunRecord, to_json
-from gemmbench.store import load
+from gemmbench.records.results import KernelResult, RunRecord, to_json
+from gemmbench.records.store import load
 from gemmbench.verify import Verification
-from gemmbench.workers import WorkOrder, parse_gpus, plan_orders, run_on_gpus, run_workers, split
+from gemmbench.execute.gpus import WorkOrder, parse_gpus, plan_orders, run_on_gpus, run_workers, split
 
 
 # -- parsing and sharing out ------------------------------------------------------
@@ -268,7 +268,7 @@ def _gpu_count() -> int:
 
 @pytest.mark.skipif(_gpu_count() > 0, reason="checks the worker on a machine without a GPU")
 def test_the_real_worker_without_a_gpu_reports_why():
-    from gemmbench.workers import gpu_worker
+    from gemmbench.execute.gpus import gpu_worker
     seen = []
     order = WorkOrder(0, {"seed": 0, "flush_l2": False, "verbose": False, "device": "gpu", "warmup": None,
                           "min_samples": None, "max_samples": None, "budget": None, "no_tune_cache": True},

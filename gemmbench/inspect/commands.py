@@ -101,7 +101,7 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
                           summary)
     ncu = find_ncu()
     if plot is not None:
-        from ..plot import require_matplotlib
+        from ..output.plot import require_matplotlib
         require_matplotlib()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     tag = f"rung{spec.id}" if spec.id >= 0 else Path(spec.source).stem

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         load_shape(backend, shape)
         specs = [get_spec("gpu", i) for i in args.kernel]
         if args.kernel_file:
-            from ..userkernel import load, parse_overrides
+            from ..kernelfile import load, parse_overrides
             specs.append(load(args.kernel_file, 0, parse_overrides(args.param)).spec)
     except (UserError, KeyError) as exc:
         print(f"gemmbench: error: {exc.args[0]}", file=sys.stderr)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from rich import box
 from rich.table import Table
 
-from .diff import Diff, row_key
+from ..records.diff import Diff, row_key
 from .report import (BASELINE_NAME, Reporter, format_number, format_params, kernel_label, plain_number)
-from .results import KernelResult, RunRecord, percent_of_baseline
+from ..records.results import KernelResult, RunRecord, percent_of_baseline
 
 
 # --------------------------------------------------------------------------

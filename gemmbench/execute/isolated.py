@@ -30,11 +30,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .backend import Budget, Problem, Shape
-from .bench import Entry, Plan, expectations, run_entry
-from .precision import precision as precision_class
-from .results import KernelResult
-from .userkernel import UserKernel
+from ..backend import Budget, Problem, Shape
+from .local import Entry, Plan, expectations, run_entry
+from ..precision import precision as precision_class
+from ..records.results import KernelResult
+from ..kernelfile import UserKernel
 
 DEFAULT_CALL_SECONDS = 10.0
 START_SECONDS = 120.0  # spawn, imports, CUDA context, the FP64 reference
@@ -192,10 +192,10 @@ class _LimitedCall:
 
 def _backend(config: WorkerConfig):
     if config.device == "gpu":
-        from .gpu.backend import GpuBackend
-        from .tuning import TuningCache
+        from ..gpu.backend import GpuBackend
+        from ..tuning import TuningCache
         return GpuBackend(tuning=TuningCache() if config.use_tuning else None)
-    from .cpu.backend import CpuBackend
+    from ..cpu.backend import CpuBackend
     return CpuBackend(threads=config.threads, max_call_seconds=config.call_seconds)
 
 

@@ -17,9 +17,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
-from .errors import UserError
-from .precision import PRECISIONS
+from .. import __version__
+from ..errors import UserError
+from ..precision import PRECISIONS
 from .results import READABLE_SCHEMAS, KernelResult, RunRecord, git_commit
 
 STATUSES = ("pass", "fail", "skip")

@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from . import __version__
-from .backend import Shape
-from .precision import comparison_precision, precision as precision_class
-from .stats import Stats, gflops, summarize
-from .verify import Verification
+from .. import __version__
+from ..backend import Shape
+from ..precision import comparison_precision, precision as precision_class
+from ..stats import Stats, gflops, summarize
+from ..verify import Verification
 
 SCHEMA = 2  # 2 added flags, complete/incomplete_reason, planned, percent_of_peak_at_clock
 READABLE_SCHEMAS = (1, 2)

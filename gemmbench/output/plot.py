@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .errors import UserError
+from ..errors import UserError
 from .report import BASELINE_NAME, kernel_label
-from .results import RunRecord
+from ..records.results import RunRecord
 
 MARKERS = "osD^P*Xph<>d"  # not "v" or "x": those mark skipped and failed sizes
 BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))

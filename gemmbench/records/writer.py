@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from .fsutil import remove_stale_temps, write_atomic
+from ..fsutil import remove_stale_temps, write_atomic
 from .results import KernelResult, RunRecord, strict_json
 
 JOURNAL_SUFFIX = ".journal"

@@ -24,13 +24,13 @@ from typing import Callable
 
 import numpy as np
 
-from .backend import Backend, Budget, Problem, Shape, SkipKernel
-from .errors import UserError
-from .precision import precision as precision_class
-from .spec import KernelSpec, Params
-from .results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult, baseline_for, measurement_flags
-from .stats import relative_shift, shifted, summarize
-from .verify import Expectation, Verification, combine
+from ..backend import Backend, Budget, Problem, Shape, SkipKernel
+from ..errors import UserError
+from ..precision import precision as precision_class
+from ..spec import KernelSpec, Params
+from ..records.results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult, baseline_for, measurement_flags
+from ..stats import relative_shift, shifted, summarize
+from ..verify import Expectation, Verification, combine
 
 VERIFY_ALPHA, VERIFY_BETA = 0.75, -1.5
 TIMED_ALPHA, TIMED_BETA = 1.0, 0.0
@@ -47,7 +47,7 @@ RECHECK_WARMUP_SECONDS = 0.05
 class Entry:
     """One row of a plan: a kernel on the backend that runs it.
 
-    ``isolated`` (a gemmbench.isolate.Isolated) runs the row in a worker
+    ``isolated`` (a gemmbench.execute.isolated.Isolated) runs the row in a worker
     process instead, through the same ``run_entry``: a user's kernel, whose
     fault or hang must not take the other rows down.
     """

@@ -24,10 +24,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .spec import KernelSpec
-from .results import (BASELINE_SHIFTED, DISTURBED, NOISY, SHIFTED, THROTTLED, KernelResult, RunRecord,
+from ..spec import KernelSpec
+from ..records.results import (BASELINE_SHIFTED, DISTURBED, NOISY, SHIFTED, THROTTLED, KernelResult, RunRecord,
                       percent_of_peak, sm_clock_mhz)
-from .stats import NOISY_RELATIVE_IQR
+from ..stats import NOISY_RELATIVE_IQR
 
 BASELINE_NAME = {"gpu": "cuBLAS", "cpu": "OpenBLAS"}
 PIPED_WIDTH = 200  # output to a file or pipe, unless COLUMNS says otherwise

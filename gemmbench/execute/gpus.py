@@ -78,10 +78,10 @@ def gpu_worker(order: WorkOrder, outbox) -> None:
         outbox.put((order.gpu, kind, payload))
 
     try:
-        from .bench import Plan, run_plan
-        from .gpu.device import gpu_state, sm_clock_now
-        from .report import Reporter
-        from .session import Session
+        from .local import Plan, run_plan
+        from ..gpu.device import gpu_state, sm_clock_now
+        from ..output.report import Reporter
+        from ..session import Session
         opts = {**order.opts, "gpu": order.gpu, "gpus": None, "device": "gpu", "no_save": True}
         session = Session(opts, Reporter(quiet=True))
         entries = session.entries_from(order.rows)
@@ -166,9 +166,9 @@ def run_on_gpus(session, record, entries: list, shapes: list, spread: str, keep,
     each; the CPU rows (OpenBLAS beside compare) run here afterwards. Each
     result goes to ``keep`` (the session saves it into ``record``), then the
     record's rows are put in plan order. Returns whether a worker failed."""
-    from .bench import Plan, run_plan
-    from .report_runs import identity_line
-    from .results import KernelResult
+    from .local import Plan, run_plan
+    from ..output.runs import identity_line
+    from ..records.results import KernelResult
 
     reporter, opts, command = session.reporter, session.opts, record.command
     gpu_entries = [e for e in entries if e.backend.device == "gpu"]
@@ -231,7 +231,7 @@ def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
     kernels at the same time. A kernel that does not compile is left to its
     worker, which reports it as a FAIL row."""
     from concurrent.futures import ThreadPoolExecutor
-    from .gpu.compile import cubin
+    from ..gpu.compile import cubin
     cc = gpu.info.compute_capability
     jobs = {}
     for e in entries:
