@@ -18,19 +18,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import dataclasses
+
 from .backend import Shape
 from .errors import UserError
+from .execute.devices import Devices
+from .execute.recording import record_run
+from .options import RunOptions
 from .output.report import Reporter
+from .plan import build_plan
 from .records.results import RunRecord, percent_of_baseline, percent_of_peak
-from .session import Session
 
-__all__ = ["run", "rows", "RunRecord", "UserError"]
+__all__ = ["run", "rows", "RunOptions", "RunRecord", "UserError"]
 
-
-def _defaults() -> dict:
-    """The options ``gemmbench compare`` starts from (one list of defaults: the CLI's)."""
-    from .cli import compare
-    return dict(compare.make_context("compare", [], resilient_parsing=True).params)
+# the RunOptions fields ``run`` takes by name (the rest it sets itself, or they are the CLI's business)
+_OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "threads", "flush_l2", "kernel_timeout",
+            "no_tune_cache", "results_dir", "precisions", "gpu", "verbose")
 
 
 def _shape(value) -> Shape:
@@ -56,30 +59,30 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     paths of kernel files (.cu on the GPU, .c with ``device="cpu"``).
     ``shapes``: (M, N, K) tuples or single sizes. ``budget``: seconds of
     samples per kernel (the CLI's ``--budget``); ``params``: overrides of the
-    kernel files' parameters (``--param``). Any other option of ``gemmbench
-    compare`` by its Python name: ``seed``, ``warmup``, ``min_samples``,
-    ``max_samples``, ``threads``, ``flush_l2``, ``kernel_timeout``,
-    ``no_tune_cache``, ``results_dir``. ``save=True`` writes the record under
-    ``results_dir`` as the CLI does.
+    kernel files' parameters (``--param``). Other options of ``gemmbench
+    compare`` by their RunOptions names: ``seed``, ``warmup``,
+    ``min_samples``, ``max_samples``, ``threads``, ``flush_l2``,
+    ``kernel_timeout``, ``no_tune_cache``, ``results_dir``, ``precisions``,
+    ``gpu``. ``save=True`` writes the record under ``results_dir`` as the CLI does.
     """
-    opts = _defaults()
-    unknown = sorted(set(options) - set(opts))
+    unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
-        raise UserError(f"unknown option {unknown[0]!r} (options: {', '.join(sorted(opts))})")
+        raise UserError(f"unknown option {unknown[0]!r} (options: {', '.join(sorted(_OPTIONS))})")
     ids = [k for k in kernels if isinstance(k, int) and not isinstance(k, bool)]
     files = [str(k) for k in kernels if isinstance(k, (str, Path))]
     if len(ids) + len(files) != len(kernels):
         raise UserError(f"kernels {list(kernels)!r}: give rung ids (int) and kernel file paths (str)")
-    opts.update(options, device=device, budget=budget, kernel_files=files, no_save=not save,
-                params=[f"{name}={value}" for name, value in (params or {}).items()],
-                kernels=ids, all=False, as_json=False)
-    opts["results_dir"] = Path(opts["results_dir"])
     shapes = [_shape(s) for s in shapes]
     if not shapes:
         raise UserError("no shapes given")
-    session = Session(opts, Reporter(quiet=not progress))
-    record = session.run("api", session.entries([0, *ids]), shapes).record
-    return record
+    opts = RunOptions(command="api", kernels=tuple(ids) or (0,), kernel_files=tuple(files), device=device,
+                      budget=budget, no_save=not save,
+                      params=tuple(f"{name}={value}" for name, value in (params or {}).items()), **options)
+    plan = build_plan(opts)
+    plan = dataclasses.replace(plan, shapes=tuple(shapes))
+    reporter = Reporter(quiet=not progress)
+    devices = Devices(plan)
+    return record_run(plan, devices, opts.saved(), None if opts.no_save else opts.results_dir, reporter).record
 
 
 def rows(record: RunRecord) -> list[dict]:

@@ -1,7 +1,10 @@
-"""The command line: parse -> options -> plan -> run -> report -> save.
+"""The command line: click declarations that build a RunOptions and hand it
+to gemmbench.commands (or to gemmbench.inspect for info, asm and profile).
 
-Exit codes: 0 ok; 1 a kernel failed verification (or crashed); 2 bad input or
-a missing prerequisite, always as one line on stderr.
+Exit codes: 0 ok; 1 a kernel failed verification (or crashed), or a diff
+found a slowdown; 2 bad input or a missing prerequisite, always as one line
+on stderr; 130 / 143 stopped by SIGINT / SIGTERM (what finished is saved);
+141 the reader of stdout went away (a broken pipe), quietly.
 """
 
 from __future__ import annotations
@@ -11,15 +14,15 @@ from pathlib import Path
 
 import click
 
-from . import __version__, validate
+from . import __version__, commands, validate
 from .errors import UserError
+from .execute.interrupts import Interrupted, Interrupts
+from .options import RANGES, RunOptions, bounds
 from .output.report import Reporter
 from .output.runs import show_record
 from .rungs import get_spec, ladder
-from .session import Session
-from .sweep import parse_sweep, sweep_shapes
 
-TUNE_BUDGET_SECONDS = 0.15
+BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a pipeline's writer cut off
 
 
 # --------------------------------------------------------------------------
@@ -56,6 +59,14 @@ def finite_seconds(low: float, high: float) -> Number:
     return Number(validate.parse_finite_float, "seconds", low, high, " seconds")
 
 
+def bounded(name: str, why: str = "") -> Number:
+    """The option type of a RunOptions field, with its range from options.RANGES."""
+    low, high = RANGES[name]
+    if isinstance(low, float):
+        return finite_seconds(low, high)
+    return ascii_int(low, high, why)
+
+
 def _range_text(low, high) -> str:
     if high is None:
         return f"an integer >= {low}"
@@ -77,9 +88,9 @@ class DirectoryPath(click.ParamType):
 
 POSITIVE = ascii_int(1)
 RUNG_ID = ascii_int(0)
-SIZE = ascii_int(1, validate.MAX_DIMENSION, " (the kernels take int sizes)")
-THREADS = ascii_int(1, validate.max_threads, " (4 per core here, at most 1024)")
-SAMPLES = ascii_int(1, validate.MAX_SAMPLES)
+SIZE = bounded("m", " (the kernels take int sizes)")
+THREADS = bounded("threads", " (4 per core here, at most 1024)")
+SAMPLES = bounded("min_samples")
 
 
 # --------------------------------------------------------------------------
@@ -100,15 +111,15 @@ def _common_options(f):
         click.option("--threads", type=THREADS, default=None,
                      help="CPU threads for OpenBLAS and OpenMP (default: 1 for rungs 1-5, all cores for rung 6; "
                           "at most 4 per core)."),
-        click.option("--seed", type=ascii_int(0, validate.SEED_MAX), default=0, show_default=True,
+        click.option("--seed", type=bounded("seed"), default=0, show_default=True,
                      help="Seed of the random inputs (0 to 2**32-1)."),
         click.option("--flush-l2", is_flag=True, help="Flush the L2 cache before every timed call (cold cache)."),
-        click.option("--warmup", type=finite_seconds(0.0, validate.MAX_WARMUP_SECONDS), default=None,
-                     help=f"Warm-up seconds per kernel (0 to {validate.MAX_WARMUP_SECONDS:g})."),
+        click.option("--warmup", type=bounded("warmup"), default=None,
+                     help=f"Warm-up seconds per kernel (0 to {bounds('warmup')[1]:g})."),
         click.option("--min-samples", type=SAMPLES, default=None, help="Fewest samples per kernel."),
         click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
-        click.option("--budget", type=finite_seconds(0.0, validate.MAX_BUDGET_SECONDS), default=None,
-                     help=f"Seconds of samples per kernel before stopping (0 to {validate.MAX_BUDGET_SECONDS:g})."),
+        click.option("--budget", type=bounded("budget"), default=None,
+                     help=f"Seconds of samples per kernel before stopping (0 to {bounds('budget')[1]:g})."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
         click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table",
@@ -133,7 +144,7 @@ def _kernel_file_options(f):
                           "(repeatable; shown as rows -1, -2, ...)."),
         click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
                      help="Override a parameter of the kernel files (repeatable)."),
-        click.option("--kernel-timeout", type=finite_seconds(0.001, 3600.0), default=None,
+        click.option("--kernel-timeout", type=bounded("kernel_timeout"), default=None,
                      help="Seconds one call of a kernel file may run before its row FAILs (default 10)."),
     ]
     for option in reversed(options):
@@ -158,20 +169,23 @@ def _baseline_option(f):
                         help="Also diff this run against a saved record (exit 1 on a significant slowdown).")(f)
 
 
-def _load_baseline(path: Path | None):
-    """The --baseline record, validated before anything runs."""
-    if path is None:
-        return None
-    from .records.store import load
-    return load(path)
+def _precision_option(f):
+    from .precision import PRECISIONS
+    return click.option("--precision", "precisions", multiple=True, type=click.Choice(list(PRECISIONS)),
+                        help="Only rungs of this precision class (repeatable).")(f)
 
 
-def _reporter(opts: dict) -> Reporter:
-    """Where output goes: with --json, stdout holds the JSON alone and notes
-    stay off stderr too, unless -v asks for the log."""
-    if opts["as_json"] and opts["fmt"] != "table":
-        raise UserError(f"--json and --format {opts['fmt']} conflict: --json prints JSON; give one of them")
-    return Reporter(opts["fmt"], quiet=opts["as_json"] and not opts["verbose"])
+def _options(command: str, **given) -> RunOptions:
+    """The RunOptions of a benchmark command from click's values."""
+    given["kernel_files"] = tuple(given.get("kernel_files") or ())
+    given["params"] = tuple(given.get("params") or ())
+    return RunOptions(command=command, **given)
+
+
+def _interrupts() -> Interrupts | None:
+    """The signal handling main() entered at the command's first instruction."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.find_root().obj if ctx is not None else None
 
 
 # --------------------------------------------------------------------------
@@ -194,21 +208,15 @@ def cli(ctx):
 @_common_options
 @_gpu_option
 @_baseline_option
-def run(kernel_id, m, n, k, baseline, **opts):
+def run(kernel_id, **given):
     """One rung (or kernel file) at one shape, beside the library baseline."""
-    if kernel_id is None and not opts["kernel_files"]:
-        raise UserError("nothing to run: give -i or --kernel-file")
-    opts.update(kernel=kernel_id, m=m, n=n, k=k)
-    baseline = _load_baseline(baseline)
-    reporter = _reporter(opts)
-    session = Session(opts, reporter)
-    entries = session.entries([0] if kernel_id is None else [0, kernel_id])
-    return session.execute("run", entries, [session.shape(m, n, k)], lambda r: show_record(reporter, r),
-                           baseline=baseline)
+    options = _options("run", kernels=() if kernel_id is None else (kernel_id,), **given)
+    return commands.benchmark(options, _interrupts())
 
 
 @cli.command()
 @click.option("--all", "all_rungs", is_flag=True, help="Every rung of the ladder.")
+@_precision_option
 @click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True, help="Rung ids to compare (repeatable).")
 @_shape_options
 @_kernel_file_options
@@ -216,20 +224,9 @@ def run(kernel_id, m, n, k, baseline, **opts):
 @_gpu_option
 @_gpus_option
 @_baseline_option
-def compare(all_rungs, kernel_ids, m, n, k, baseline, **opts):
+def compare(kernel_ids, **given):
     """Rungs side by side at one shape, with cuBLAS and OpenBLAS."""
-    if all_rungs and kernel_ids:
-        raise UserError("give either --all or -i, not both")
-    if not all_rungs and not kernel_ids and not opts["kernel_files"]:
-        raise UserError("nothing to compare: give --all, one or more -i, or --kernel-file")
-    opts.update(all=all_rungs, kernels=list(kernel_ids), m=m, n=n, k=k)
-    baseline = _load_baseline(baseline)
-    reporter = _reporter(opts)
-    session = Session(opts, reporter)
-    ids = [s.id for s in ladder(session.device)] if all_rungs else [0, *kernel_ids]
-    entries = session.entries(ids, with_openblas=True, all_baselines=all_rungs)
-    return session.execute("compare", entries, [session.shape(m, n, k)], lambda r: show_record(reporter, r),
-                           baseline=baseline)
+    return commands.benchmark(_options("compare", kernels=kernel_ids, **given), _interrupts())
 
 
 @cli.command()
@@ -240,38 +237,16 @@ def compare(all_rungs, kernel_ids, m, n, k, baseline, **opts):
               help="Also draw GFLOP/s against size into this image (.png, .svg, .pdf...; needs matplotlib). "
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
+@_precision_option
 @_shape_options
 @_kernel_file_options
 @_common_options
 @_gpu_option
 @_gpus_option
 @_baseline_option
-def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
+def sizes(kernel_ids, **given):
     """A size sweep: GFLOP/s of each kernel at each size."""
-    opts.update(sweep=sweep, kernels=list(kernel_ids), m=m, n=n, k=k, plot=str(plot) if plot else None)
-    try:
-        shapes = sweep_shapes(parse_sweep(sweep), m, n, k)
-    except ValueError as exc:
-        raise UserError(str(exc))
-    if plot is not None:
-        from .output.plot import require_matplotlib
-        require_matplotlib()
-        validate.check_plot_path(plot, overwrite)
-    baseline = _load_baseline(baseline)
-    reporter = _reporter(opts)
-    session = Session(opts, reporter)
-    chosen = kernel_ids or opts["kernel_files"]  # kernel files alone: just them and the baselines
-    ids = [0, *kernel_ids] if chosen else [s.id for s in ladder(session.device)]
-    entries = session.entries(ids, all_baselines=not chosen)
-
-    def show(record):
-        show_record(reporter, record)
-        if plot is not None:
-            from .output.plot import plot_sweep
-            plot_sweep(record, plot)
-            reporter.note(f"plot written to {plot}")
-
-    return session.execute("sizes", entries, shapes, show, spread="shapes", baseline=baseline)
+    return commands.benchmark(_options("sizes", kernels=kernel_ids, **given), _interrupts())
 
 
 @cli.command()
@@ -287,77 +262,20 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
 @_common_options
 @_gpu_option
 @_gpus_option
-def tune(kernel_id, limit, top, jobs, m, n, k, **opts):
+def tune(kernel_id, **given):
     """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
-    if (kernel_id is None) == (not opts["kernel_files"]) or len(opts["kernel_files"]) > 1:
-        raise UserError("tune one kernel: give -i or one --kernel-file")
-    opts.update(kernel=kernel_id, limit=limit, top=top, m=m, n=n, k=k, no_tune_cache=True)
-    if opts["budget"] is None:  # many candidates: a shorter look at each than run's
-        opts["budget"] = TUNE_BUDGET_SECONDS
-    reporter = _reporter(opts)
-    session = Session(opts, reporter)
-    session.require_gpu("tune")
-    from .tuning import TuningCache, candidates
-    gpu = session.gpu
-    users = session.user_kernels()
-    try:
-        spec = users[0].spec if users else get_spec("gpu", kernel_id)
-    except KeyError as exc:
-        raise UserError(exc.args[0])
-    run_spec = spec.for_device(gpu.info.compute_capability)
-    if users and not spec.search_space:
-        raise UserError(f"{users[0].given} has no search space: add a 'search:' line to its header")
-    if not run_spec.search_space:
-        tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
-        raise UserError(f"rung {kernel_id} has no tunable parameters (tunable rungs: {tunable})")
-    shape = session.shape(m, n, k)
-    session.check([shape])  # before nvcc fills the cache with candidates
-    cache = TuningCache()
-    cache.check_writable()
-    found, valid = candidates(run_spec, limit, opts["seed"])
-    reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
-    built = _compile_candidates(gpu, run_spec, found, jobs, reporter)
-    opts["not_compiled"] = len(found) - len(built)  # saved, so 'show' prints the same summary
-    entries = [e for e in session.entries([0] if users else [kernel_id]) if e.spec.is_baseline] + \
-        [session.kernel_entry(gpu, spec, params=p) for p in built]
-
-    def show(record):
-        show_record(reporter, record)
-        best = record.best_result(spec.id)
-        if best is None:
-            reporter.note("no candidate passed verification: nothing stored")
-            return
-        try:
-            note = cache.store(gpu.info.name, run_spec, shape, best.params, best.gflops, len(built))
-        except OSError as exc:
-            raise UserError(f"could not write the tuning cache {cache.path}: {exc.strerror or exc}")
-        if note:
-            reporter.note(note)
-        reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
-
-    return session.execute("tune", entries, [shape], show, spread="candidates")
-
-
-def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
-    """The candidates that compile (in parallel, with a progress bar); the others are reported."""
-    from .tuning import compile_candidates
-    built = []
-    with reporter.progress(len(found), "compile") as advance:
-        for params, error in compile_candidates(spec, gpu.info.compute_capability, found, jobs):
-            advance(" ".join(f"{k}={v}" for k, v in params.items()))
-            if error is None:
-                built.append(params)
-            else:
-                reporter.note(f"does not compile: {params}: {error}")
-    return built
+    options = _options("tune", kernels=() if kernel_id is None else (kernel_id,), **given)
+    return commands.tune(options, _interrupts())
 
 
 @cli.command()
 @click.argument("records", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table", show_default=True)
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Draw a sizes record's GFLOP/s against size into this PNG (needs matplotlib).")
-def show(records, fmt, plot):
+              help="Draw a sizes record's GFLOP/s against size into this image (needs matplotlib). "
+                   "An existing file is kept unless --overwrite is given.")
+@click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
+def show(records, fmt, plot, overwrite):
     """Saved records: one as its run printed it; several side by side."""
     from .output.runs import show_side_by_side
     from .records.store import load
@@ -367,6 +285,7 @@ def show(records, fmt, plot):
         if len(loaded) != 1 or loaded[0].record.command != "sizes":
             raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
         require_matplotlib()
+        validate.check_plot_path(plot, overwrite)
     reporter = Reporter(fmt)
     for item in loaded:
         if not item.complete:
@@ -439,6 +358,9 @@ def _gpu_spec(kernel_id: int):
 def _inspected(kernel_ids, kernel_files, params) -> list:
     """The rungs and CUDA kernel files an instrument looks at."""
     from .kernelfile import KernelFileError, load, parse_overrides
+    if params and not kernel_files:
+        raise UserError("--param overrides a kernel file's parameters; a rung runs with its own "
+                        "(its default, the shape's choice or the tuned ones): give --kernel-file, or drop --param")
     overrides = parse_overrides(params)
     users = [load(path, i, overrides) for i, path in enumerate(kernel_files)]
     for user in users:
@@ -447,10 +369,12 @@ def _inspected(kernel_ids, kernel_files, params) -> list:
     return [_gpu_spec(i) for i in dict.fromkeys(kernel_ids)] + [u.spec for u in users]
 
 
-def _one_inspected(kernel_id, kernel_files, params):
-    if (kernel_id is None) == (not kernel_files) or len(kernel_files) > 1:
-        raise UserError("give one kernel: -i or one --kernel-file")
-    return _inspected([] if kernel_id is None else [kernel_id], kernel_files, params)[0]
+def _one_inspected(kernel_ids, kernel_files, params):
+    """asm and profile look at one kernel: one -i or one --kernel-file."""
+    if len(kernel_ids) + len(kernel_files) != 1:
+        raise UserError(f"give one kernel: -i or one --kernel-file (got {len(kernel_ids)} -i and "
+                        f"{len(kernel_files)} --kernel-file)")
+    return _inspected(kernel_ids, kernel_files, params)[0]
 
 
 def _inspect_options(f):
@@ -479,13 +403,13 @@ def _default_shape(m, n, k):
 @_inspect_options
 def info(kernel_ids, m, n, k, as_json, kernel_files, params, gpu):
     """Occupancy at a shape: registers, shared memory, blocks per SM and the limit that binds."""
-    from .inspect import commands
+    from .inspect import commands as instruments
     specs = _inspected(kernel_ids, kernel_files, params) if kernel_ids or kernel_files else list(ladder("gpu"))
-    return commands.info(specs, _default_shape(m, n, k), as_json, gpu or 0)
+    return instruments.info(specs, _default_shape(m, n, k), as_json, gpu or 0)
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id.")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, multiple=True, help="Rung id (one).")
 @click.option("--ptx", "kind", flag_value="ptx", help="Show the PTX.")
 @click.option("--sass", "kind", flag_value="sass", default=True, help="Show the SASS (default).")
 @click.option("--arch", default=None, help="Build for this architecture (sm_80, sm_90, ...) without a GPU, "
@@ -496,13 +420,13 @@ def info(kernel_ids, m, n, k, as_json, kernel_files, params, gpu):
 @_inspect_options
 def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
     """A rung's PTX or SASS as gemmbench builds it, and its main loop's instruction mix."""
-    from .inspect import commands
+    from .inspect import commands as instruments
     spec = _one_inspected(kernel_id, kernel_files, params)
-    return commands.asm(spec, _default_shape(m, n, k), kind, arch, output, gpu or 0)
+    return instruments.asm(spec, _default_shape(m, n, k), kind, arch, output, gpu or 0)
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id (0: cuBLAS).")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, multiple=True, help="Rung id (one; 0: cuBLAS).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also draw the profiled kernels on the GPU's roofline into this PNG (needs matplotlib).")
 @click.option("--export", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -513,9 +437,9 @@ def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
 @_inspect_options
 def profile(kernel_id, plot, export, results_dir, m, n, k, kernel_files, params, gpu):
     """Nsight Compute on one call of a rung: pipes, memory, occupancy and warp stalls."""
-    from .inspect import commands
+    from .inspect import commands as instruments
     spec = _one_inspected(kernel_id, kernel_files, params)
-    return commands.profile(spec, _default_shape(m, n, k), plot, export, results_dir, gpu or 0, params)
+    return instruments.profile(spec, _default_shape(m, n, k), plot, export, results_dir, gpu or 0, params)
 
 
 def _one_line(message: str) -> str:
@@ -523,27 +447,95 @@ def _one_line(message: str) -> str:
     return "; ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point: click in non-standalone mode, so every error is one line."""
+def _stdout_usable() -> str | None:
+    """Why stdout cannot take the output (closed), or None."""
+    if sys.stdout is None:
+        return "standard output is closed"
+    try:
+        sys.stdout.fileno()
+    except (OSError, ValueError):
+        return None  # a stream without a descriptor (tests capture output so): usable
+    return None
+
+
+def main(argv: list[str] | None = None, interrupts: Interrupts | None = None) -> int:
+    """Entry point: click in non-standalone mode, so every error is one line.
+
+    Signals are handled from here to the end (``interrupts``, entered by the
+    caller at its first instruction, or here): a SIGINT or SIGTERM before
+    the run starts ends the command with one line and 130 / 143; during the
+    run, the run saves what finished first (gemmbench.execute.recording)."""
+    own = interrupts is None
+    interrupts = interrupts or Interrupts().__enter__()
+    try:
+        return _main(argv, interrupts)
+    finally:
+        if own:
+            interrupts.__exit__(None, None, None)
+
+
+def _main(argv: list[str] | None, interrupts: Interrupts) -> int:
     def error(message: str) -> int:
         click.echo(f"gemmbench: error: {_one_line(message)}", err=True)
         return 2
 
+    closed = _stdout_usable()
+    if closed:
+        return error(closed)
+    for stream in (sys.stdout, sys.stderr):  # an ASCII-only terminal gets escapes, not a UnicodeEncodeError
+        if stream is not None and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
-        code = cli.main(args=argv, prog_name="gemmbench", standalone_mode=False)
+        code = cli.main(args=argv, prog_name="gemmbench", standalone_mode=False, obj=interrupts)
     except click.exceptions.Exit as exc:  # --help, --version
         code = exc.exit_code
     except click.ClickException as exc:  # bad option, bad value, missing option (UsageError, BadParameter)
         code = error(exc.format_message())
-    except click.Abort:
+    except (click.Abort, KeyboardInterrupt):
         click.echo("gemmbench: interrupted", err=True)
         code = 130
+    except Interrupted as exc:  # a signal before the run began: nothing was written
+        interrupts.hold()
+        click.echo(f"gemmbench: interrupted by {exc.name}", err=True)
+        code = exc.exit_code
+    except BrokenPipeError:
+        return _broken_pipe()
     except UserError as exc:  # the user's input or environment, raised anywhere below: one line, exit 2
         details = getattr(exc, "details", "")  # a compiler's full message, above its one-line summary
         if details:
             click.echo(details.rstrip(), err=True)
         code = error(str(exc))
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None and _is_stdout_error():
+            return error(f"cannot write to standard output: {exc.strerror or exc}")
+        raise
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return _broken_pipe()
+    except OSError as exc:
+        return error(f"cannot write to standard output: {exc.strerror or exc}")
     return code if isinstance(code, int) else 0
+
+
+def _is_stdout_error() -> bool:
+    """Whether stdout is what failed: flushing it again fails too."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return True
+    return False
+
+
+def _broken_pipe() -> int:
+    """The reader of stdout went away: stop quietly (and let Python's own
+    flush at exit find nowhere to fail)."""
+    import os
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return BROKEN_PIPE_EXIT
 
 
 if __name__ == "__main__":

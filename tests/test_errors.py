@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from gemmbench import cli, session, validate
+from gemmbench import cli, validate
+from gemmbench.execute import recording
 from gemmbench.backend import Shape
 from gemmbench.cpu import build
 from gemmbench.gpu.device import GpuUnavailable
@@ -108,7 +109,7 @@ def sandbox(tmp_path, monkeypatch):
 
     def no_kernels(*args, **kwargs):
         raise AssertionError("a kernel ran: validation let a bad input through")
-    monkeypatch.setattr(session, "run_plan", no_kernels)
+    monkeypatch.setattr(recording, "run_plan", no_kernels)
     return tmp_path
 
 

@@ -5,8 +5,9 @@ stops after its checks."""
 
 import pytest
 
-from gemmbench import cli
-from gemmbench.session import Session
+from gemmbench import cli, commands
+from gemmbench.execute.recording import Outcome
+from gemmbench.records.results import RunRecord
 
 pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
@@ -22,10 +23,10 @@ VALUES = st.one_of(
 )
 
 
-def _checks_only(self, command, entries, shapes, show, **how):
-    """Session.execute stopped after its checks: no kernel, no allocation."""
-    self.check(shapes)
-    return 0
+def _checks_only(plan, devices, options, results_dir, reporter, interrupts=None, worker=None):
+    """record_run stopped after its checks: no kernel, no allocation."""
+    devices.check(plan.shapes, results_dir)
+    return Outcome(RunRecord(plan.command, plan.device, options, {}), None, 0)
 
 
 @settings(max_examples=200, deadline=5000, database=None,
@@ -36,7 +37,7 @@ def test_numeric_options_accept_or_refuse_in_one_line(capsys, options):
     if "-i" not in options:
         args += ["-i", "1"]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(Session, "execute", _checks_only)
+        mp.setattr(commands, "record_run", _checks_only)
         code = cli.main(args)
     out, err = capsys.readouterr()
     assert code in (0, 2), (args, code, err)

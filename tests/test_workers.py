@@ -18,7 +18,12 @@ from gemmbench.fsutil import write_atomic
 from gemmbench.records.results import KernelResult, RunRecord, to_json
 from gemmbench.records.store import load
 from gemmbench.verify import Verification
-from gemmbench.execute.gpus import WorkOrder, parse_gpus, plan_orders, run_on_gpus, run_workers, split
+from gemmbench.backend import Budget
+from gemmbench.execute.gpus import WorkOrder, plan_orders, run_on_gpus, run_workers, split
+from gemmbench.execute.interrupts import Interrupts
+from gemmbench.execute.recording import Recording
+from gemmbench.options import RunOptions
+from gemmbench.plan import Plan, Row, build_plan, parse_gpus
 
 
 # -- parsing and sharing out ------------------------------------------------------
@@ -45,21 +50,29 @@ def test_split_balances_cost_and_keeps_order():
     assert split([1], 3) == [[1], [], []]
 
 
-ROWS = [(0, "fp32", None), (0, "tf32", None), (12, "fp32", {"BM": 64}), (12, "fp32", {"BM": 128}),
-        (12, "fp32", {"BM": 256})]
-SHAPES = [Shape(s, s, s) for s in (256, 1024, 4096)]
+ROWS = (Row("gpu", 0, "fp32"), Row("gpu", 0, "tf32"), Row("gpu", 12, "fp32", (("BM", 64),)),
+        Row("gpu", 12, "fp32", (("BM", 128),)), Row("gpu", 12, "fp32", (("BM", 256),)))
+SHAPES = (Shape(256, 256, 256), Shape(1024, 1024, 1024), Shape(4096, 4096, 4096))
+
+
+def _plan(gpus, rows=ROWS, shapes=SHAPES[:1], spread="same", command="compare"):
+    return Plan(command, "gpu", tuple(rows), tuple(shapes), Budget(), gpus=tuple(gpus), spread=spread)
 
 
 def test_plan_orders():
-    same = plan_orders([0, 1], {}, ROWS, SHAPES[:1], "same")
-    assert [(o.gpu, o.rows, o.shapes) for o in same] == [(0, ROWS, [(256,) * 3]), (1, ROWS, [(256,) * 3])]
-    by_shape = plan_orders([0, 1], {}, ROWS[:1], SHAPES, "shapes")
-    assert [o.shapes for o in by_shape] == [[(4096,) * 3], [(256,) * 3, (1024,) * 3]]
-    cands = plan_orders([2, 3], {}, ROWS, SHAPES[:1], "candidates")
+    same = plan_orders(_plan([0, 1]))
+    assert [(o.gpu, o.plan.gpu, o.plan.rows, o.plan.shapes) for o in same] == \
+        [(0, 0, ROWS, SHAPES[:1]), (1, 1, ROWS, SHAPES[:1])]
+    assert all(o.plan.gpus is None for o in same)  # a worker's share runs on its one GPU
+    by_shape = plan_orders(_plan([0, 1], ROWS[:1], SHAPES, "shapes"))
+    assert [o.plan.shapes for o in by_shape] == [SHAPES[2:], SHAPES[:2]]
+    cands = plan_orders(_plan([2, 3], spread="candidates"))
     assert [o.gpu for o in cands] == [2, 3]
-    assert all(o.rows[:2] == ROWS[:2] for o in cands)  # the library rows run on every GPU
-    assert sorted(r[2]["BM"] for o in cands for r in o.rows[2:]) == [64, 128, 256]
-    assert len(plan_orders([0, 1, 2, 3], {}, ROWS, SHAPES[:1], "candidates")) == 3  # no empty worker
+    assert all(o.plan.rows[:2] == ROWS[:2] for o in cands)  # the library rows run on every GPU
+    assert sorted(dict(r.params)["BM"] for o in cands for r in o.plan.rows[2:]) == [64, 128, 256]
+    assert len(plan_orders(_plan([0, 1, 2, 3], spread="candidates"))) == 3  # no empty worker
+    with_cpu = _plan([0, 1], ROWS[:1] + (Row("cpu", 0, "fp32", threads=2),))
+    assert all(o.plan.rows == ROWS[:1] for o in plan_orders(with_cpu))  # OpenBLAS runs in the parent
 
 
 # -- stand-in workers: real 'spawn' processes, no CUDA --------------------------------
@@ -72,18 +85,19 @@ def fake_gpu(index: int) -> dict:
 
 def fake_worker(order: WorkOrder, outbox):
     """Sends what a GPU worker sends; GPU 1 runs 5% slower. A worker whose
-    opts say so fails like a lost GPU, or dies without a word."""
-    fate = order.opts.get("fate", {}).get(str(order.gpu))
+    FAKE_FATE says so fails like a lost GPU, or dies without a word."""
+    fate = json.loads(os.environ.get("FAKE_FATE", "{}")).get(str(order.gpu))
     if fate == "die":
         os._exit(3)
     outbox.put((order.gpu, "environment", {"gpu": fake_gpu(order.gpu), "notes": [f"GPU {order.gpu}: Fake GPU"]}))
     if fate == "lost":
         outbox.put((order.gpu, "error", "LogicError: cuCtxSynchronize failed: GPU is lost"))
         return
-    for dims in order.shapes:
-        for kid, precision, params in order.rows:
+    for shape in order.plan.shapes:
+        for row in order.plan.rows:
+            kid, precision, params = row.kernel_id, row.precision, row.given_params
             seconds = 1e-3 * (1 + kid / 10) * (1.05 if order.gpu == 1 else 1.0)
-            r = KernelResult("gpu", kid, f"rung{kid}", precision, Shape(*dims), "pass", params=params or {},
+            r = KernelResult("gpu", kid, f"rung{kid}", precision, shape, "pass", params=params or {},
                              params_source="given" if params else "default",
                              verification=Verification(1e-7, 1e-5, 0), samples=[seconds] * 5, gpu=order.gpu)
             outbox.put((order.gpu, "result", r.to_dict()))
@@ -92,8 +106,10 @@ def fake_worker(order: WorkOrder, outbox):
     outbox.put((order.gpu, "done", None))
 
 
-def test_run_workers_reports_a_failed_worker_and_the_others_finish():
-    orders = [WorkOrder(g, {"fate": {"1": "lost", "2": "die"}}, ROWS[:1], [(64, 64, 64)]) for g in (0, 1, 2)]
+def test_run_workers_reports_a_failed_worker_and_the_others_finish(monkeypatch):
+    monkeypatch.setenv("FAKE_FATE", json.dumps({"1": "lost", "2": "die"}))
+    plan = _plan([0, 1, 2], ROWS[:1], [Shape(64, 64, 64)])
+    orders = [WorkOrder(g, plan.share(g, plan.rows, plan.shapes)) for g in (0, 1, 2)]
     seen = []
     run_workers(orders, lambda gpu, kind, payload: seen.append((gpu, kind, payload)), fake_worker, poll_seconds=0.2)
     kinds = {g: [k for gg, k, _ in seen if gg == g] for g in (0, 1, 2)}
@@ -103,35 +119,21 @@ def test_run_workers_reports_a_failed_worker_and_the_others_finish():
     assert "exit code 3" in next(p for g, k, p in seen if g == 2)
 
 
-class FakeSession:
-    """What run_on_gpus needs of a Session, without a GPU."""
+class FakeDevices:
+    """What run_on_gpus needs of Devices, without a GPU."""
 
-    def __init__(self, gpus, fate=None):
-        self.gpus = gpus
-        self.opts = {"seed": 0, "flush_l2": False, "fate": fate or {}, "top": 5}
-        self.reporter = Reporter("csv", quiet=True)
-
-    def saved_options(self):
-        return dict(self.opts)
-
-    def environment(self, entries):
-        return {"gpu": fake_gpu(self.gpus[0])}
-
-    def budget(self):
-        raise AssertionError("no CPU rows here")
+    gpu = None
 
 
-class Entry:
-    def __init__(self, kid, precision="fp32", params=None):
-        self.backend = type("B", (), {"device": "gpu"})()
-        self.spec = type("S", (), {"id": kid, "precision": precision})()
-        self.params = params
-
-
-def _run(session, command, entries, shapes, spread, path):
-    """run_on_gpus as Session.run drives it, the record saved at the end."""
-    record = RunRecord(command, "gpu", session.saved_options(), {**session.environment(entries), "gpus": {}})
-    failed = run_on_gpus(session, record, entries, shapes, spread, record.results.append, fake_worker)
+def _run(gpus, command, rows, shapes, spread, path, fate=None, monkeypatch=None):
+    """run_on_gpus as record_run drives it, the record saved at the end."""
+    if fate:
+        monkeypatch.setenv("FAKE_FATE", json.dumps(fate))
+    plan = _plan(gpus, rows, shapes, spread, command)
+    record = RunRecord(command, "gpu", {"seed": 0, "flush_l2": False, "top": 5},
+                       {"gpu": fake_gpu(gpus[0]), "gpus": {}})
+    recording = Recording(record, None, Interrupts(), lambda message: None)
+    failed = run_on_gpus(plan, FakeDevices(), [], recording, Reporter("csv", quiet=True), fake_worker)
     if path is not None:
         write_atomic(path, to_json(record))
     return record, 1 if record.failed or failed else 0
@@ -146,8 +148,8 @@ def _rendered(record, fmt="csv"):
 
 def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):
     path = tmp_path / "compare.json"
-    entries = [Entry(0), Entry(12)]
-    record, code = _run(FakeSession([0, 1]), "compare", entries, [Shape(64, 64, 64)], "same", path)
+    record, code = _run([0, 1], "compare", [Row("gpu", 0, "fp32"), Row("gpu", 12, "fp32")], [Shape(64, 64, 64)],
+                        "same", path)
     assert code == 0
     assert [(r.gpu, r.kernel_id) for r in record.results] == [(0, 0), (0, 12), (1, 0), (1, 12)]
     saved = json.loads(path.read_text())
@@ -163,10 +165,10 @@ def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):
     assert _rendered(load(path).record) == out  # show prints what the run printed
 
 
-def test_a_lost_gpu_is_reported_and_the_other_finishes(tmp_path):
+def test_a_lost_gpu_is_reported_and_the_other_finishes(tmp_path, monkeypatch):
     path = tmp_path / "compare.json"
-    record, code = _run(FakeSession([0, 1, 2], fate={"1": "lost"}), "compare", [Entry(0), Entry(12)],
-                               [Shape(64, 64, 64)], "same", path)
+    record, code = _run([0, 1, 2], "compare", [Row("gpu", 0, "fp32"), Row("gpu", 12, "fp32")],
+                        [Shape(64, 64, 64)], "same", path, fate={"1": "lost"}, monkeypatch=monkeypatch)
     assert code == 1
     assert {r.gpu for r in record.results} == {0, 2}
     assert "GPU is lost" in record.environment["gpus"]["1"]["error"]
@@ -175,11 +177,11 @@ def test_a_lost_gpu_is_reported_and_the_other_finishes(tmp_path):
 
 
 def test_sizes_share_the_shapes_and_tune_the_candidates(tmp_path):
-    sizes, code = _run(FakeSession([0, 1]), "sizes", [Entry(0)], SHAPES, "shapes", None)
+    sizes, code = _run([0, 1], "sizes", [Row("gpu", 0, "fp32")], SHAPES, "shapes", None)
     assert code == 0 and [(r.shape.M, r.gpu) for r in sizes.results] == [(256, 1), (1024, 1), (4096, 0)]
     assert any("shapes shared out" in n for n in sizes.environment["notes"])
-    entries = [Entry(0)] + [Entry(12, params={"BM": bm}) for bm in (64, 128, 256)]
-    tune, code = _run(FakeSession([0, 1]), "tune", entries, SHAPES[:1], "candidates", None)
+    rows = [Row("gpu", 0, "fp32")] + [Row("gpu", 12, "fp32", (("BM", bm),)) for bm in (64, 128, 256)]
+    tune, code = _run([0, 1], "tune", rows, SHAPES[:1], "candidates", None)
     candidates = [r for r in tune.results if r.kernel_id == 12]
     assert code == 0 and sorted(r.params["BM"] for r in candidates) == [64, 128, 256]
     assert {r.gpu for r in candidates} == {0, 1} and [r.gpu for r in tune.results if r.kernel_id == 0] == [0, 1]
@@ -188,41 +190,29 @@ def test_sizes_share_the_shapes_and_tune_the_candidates(tmp_path):
 
 # -- --gpu / --gpus through the command line, with a stand-in backend -------------------
 
-class FakeGpuBackend:
-    device = "gpu"
-    opened = []
-
-    def __init__(self, log=None, tuning=None, ordinal=0):
-        FakeGpuBackend.opened.append(ordinal)
-        self.ordinal = ordinal
-        raise_after = os.environ.get("FAKE_GPU_COUNT")
-        if raise_after is not None and ordinal >= int(raise_after):
-            from gemmbench.gpu.device import GpuUnavailable
-            raise GpuUnavailable(f"no GPU {ordinal}: {raise_after} GPUs visible")
-
-
 @pytest.fixture
 def fake_gpus(monkeypatch):
-    import gemmbench.gpu.backend as gpu_backend
+    """Two GPUs that open (nothing else of CUDA is there): GPU 2 and up do not exist."""
     import gemmbench.gpu.device as device
-    FakeGpuBackend.opened = []
-    monkeypatch.setattr(gpu_backend, "GpuBackend", FakeGpuBackend)
+    opened = []
+
+    def open_device(ordinal=None):
+        if ordinal >= 2:
+            raise device.GpuUnavailable(f"no GPU {ordinal}: 2 GPUs visible")
+        opened.append(ordinal)
+    monkeypatch.setattr(device, "open_device", open_device)
     monkeypatch.setattr(device, "device_count", lambda: 2)
-    monkeypatch.setenv("FAKE_GPU_COUNT", "2")
-    return FakeGpuBackend
+    return opened
 
 
 def test_gpu_option_opens_that_gpu(fake_gpus):
-    from gemmbench.session import Session
-    opts = {"verbose": False, "device": "auto", "gpu": 1, "gpus": None}
-    session = Session(opts, Reporter(quiet=True))
-    assert session.gpu.ordinal == 1 and fake_gpus.opened == [1] and session.gpus is None
-    Session({**opts, "gpu": None}, Reporter(quiet=True))
-    assert fake_gpus.opened == [1, 0]  # default: GPU 0
-    multi = Session({**opts, "gpu": None, "gpus": "all"}, Reporter(quiet=True))
-    assert multi.gpus == [0, 1] and fake_gpus.opened[-1] == 0  # the parent plans on the first
-    single = Session({**opts, "gpu": None, "gpus": "1"}, Reporter(quiet=True))
-    assert single.gpus is None and single.gpu.ordinal == 1  # one GPU: no worker processes
+    plan = build_plan(RunOptions(command="run", kernels=(1,), gpu=1))
+    assert (plan.device, plan.gpu, plan.gpus) == ("gpu", 1, None) and fake_gpus == [1]
+    assert build_plan(RunOptions(command="run", kernels=(1,))).gpu == 0 and fake_gpus == [1, 0]  # default: GPU 0
+    multi = build_plan(RunOptions(command="compare", kernels=(1,), gpus="all"))
+    assert multi.gpus == (0, 1) and fake_gpus[-1] == 0  # the parent plans on the first
+    single = build_plan(RunOptions(command="compare", kernels=(1,), gpus="1"))
+    assert single.gpus is None and single.gpu == 1  # one GPU: no worker processes
 
 
 @pytest.mark.parametrize("args, fragment", [
@@ -242,20 +232,33 @@ def test_gpu_selection_errors_are_one_line(capsys, fake_gpus, args, fragment):
     assert code == 2 and err.count("\n") == 1 and fragment in err, err
 
 
+def _scaled_record(saved, tmp_path, factor: float, name: str):
+    """The saved record with every sample ``factor`` times as long: a baseline
+    whose verdict against a new run is known whatever this machine's load."""
+    data = json.loads(saved.read_text())
+    for r in data["results"]:
+        r["samples_s"] = [t * factor for t in r["samples_s"]]
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
 def test_baseline_diff_in_the_same_output(capsys, tmp_path):
     args = ["run", "-i", "2", "--device", "cpu", "-m", "33", "-n", "17", "-k", "29", "--warmup", "0",
             "--min-samples", "5", "--max-samples", "5", "--budget", "0", "--results-dir", str(tmp_path)]
     assert cli.main(args) == 0
     capsys.readouterr()
     saved = next(tmp_path.glob("run-cpu-*.json"))
-    code = cli.main(args + ["--no-save", "--baseline", str(saved), "--format", "csv"])
+    slow, fast = (_scaled_record(saved, tmp_path, f, n) for f, n in ((1000.0, "slow.json"), (0.001, "fast.json")))
+    code = cli.main(args + ["--no-save", "--baseline", str(slow), "--format", "csv"])
     out, _ = capsys.readouterr()
-    assert code in (0, 1)  # a 33x17x29 GEMM on a shared CI machine may well move
+    assert code == 0  # a thousand times faster than the baseline: no regression
     assert "old_gflops,new_gflops,change_pct" in out and out.startswith("device,kernel_id,kernel")
-    code = cli.main(args + ["--no-save", "--baseline", str(saved), "--json"])
+    code = cli.main(args + ["--no-save", "--baseline", str(fast), "--json"])
     data = json.loads(capsys.readouterr().out)
-    assert data["baseline_diff"]["baseline"] == str(saved) and len(data["baseline_diff"]["rows"]) == 2
-    assert code == data["baseline_diff"]["exit_code"]
+    assert code == 1  # a thousand times slower: a regression, and the exit code says so
+    assert data["baseline_diff"]["baseline"] == str(fast) and len(data["baseline_diff"]["rows"]) == 2
+    assert data["baseline_diff"]["exit_code"] == 1
 
 
 def _gpu_count() -> int:
@@ -270,9 +273,7 @@ def _gpu_count() -> int:
 def test_the_real_worker_without_a_gpu_reports_why():
     from gemmbench.execute.gpus import gpu_worker
     seen = []
-    order = WorkOrder(0, {"seed": 0, "flush_l2": False, "verbose": False, "device": "gpu", "warmup": None,
-                          "min_samples": None, "max_samples": None, "budget": None, "no_tune_cache": True},
-                      [(0, "fp32", None)], [(8, 8, 8)])
+    order = WorkOrder(0, _plan([0], ROWS[:1], [Shape(8, 8, 8)]).share(0, ROWS[:1], [Shape(8, 8, 8)]))
     run_workers([order], lambda gpu, kind, payload: seen.append((gpu, kind, payload)), gpu_worker)
     assert len(seen) == 1 and seen[0][:2] == (0, "error") and "no usable GPU" in seen[0][2]
 
@@ -304,3 +305,41 @@ def test_a_process_holds_one_gpu(monkeypatch):
     assert device.selected_ordinal() == 0
     with pytest.raises(device.GpuUnavailable, match="GPU 0 is already open in this process; GPU 1 needs its own"):
         device.open_device(1)
+
+
+# -- a kernel file under --gpus: every worker builds its row -1 from the plan ------------
+
+def test_a_workers_rows_include_the_kernel_files(tmp_path):
+    """The bug this guards: a worker rebuilt its rows from the shipped ladder
+    alone and could not find row -1. Rows now carry the kernel file, and
+    Devices builds them the same way in any process (here a CPU plan, whose
+    kernel file runs in its isolated worker)."""
+    from gemmbench.execute.devices import Devices
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "blocked_sgemm.c")
+    plan = build_plan(RunOptions(command="compare", kernels=(1,), kernel_files=(example,), device="cpu",
+                                 m=16, n=16, k=16))
+    assert [(r.kernel_id, r.kernel_file) for r in plan.rows if r.kernel_id < 0] == [(-1, example)]
+    share = plan.share(0, plan.rows, plan.shapes)
+    entries = Devices(share).entries(share.rows)
+    user = [e for e in entries if e.spec.id == -1]
+    assert len(user) == 1 and user[0].isolated is not None and user[0].spec.source.endswith("blocked_sgemm.c")
+
+
+@pytest.mark.gpu
+def test_a_kernel_file_in_a_real_worker_on_gpu_0(tmp_path):
+    """A real worker process on one GPU (--gpus 0 alone runs in-process, so
+    the plan's GPUs are set to (0,) here): the kernel file's rows PASS in it."""
+    import dataclasses
+    from gemmbench.commands import finish
+    from gemmbench.execute.devices import Devices
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "tiled_sgemm.cu")
+    options = RunOptions(command="compare", kernels=(2,), kernel_files=(example,), gpus="0", m=128, n=96, k=64,
+                         warmup=0.0, min_samples=3, max_samples=5, budget=0.0, results_dir=tmp_path, fmt="csv")
+    plan = dataclasses.replace(build_plan(options), gpus=(0,))
+    devices = Devices(dataclasses.replace(plan, gpus=None))
+    code = finish(options, plan, devices, Reporter("csv", quiet=True), None)
+    record = load(next(tmp_path.glob("compare-gpu-*.json"))).record
+    gpu_rows = [r for r in record.results if r.device == "gpu"]
+    assert code == 0, [(r.name, r.reason) for r in record.results]
+    assert {r.kernel_id for r in gpu_rows} == {0, 2, -1} and all(r.status == "pass" for r in gpu_rows)
+    assert all(r.gpu == 0 for r in gpu_rows) and "0" in record.environment["gpus"]

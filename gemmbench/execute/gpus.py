@@ -3,54 +3,33 @@
 A CUDA context belongs to one process, and a GPU is driven best by one
 process of its own, so each GPU gets a worker started with 'spawn' (a fork
 would copy a parent's CUDA state, which CUDA does not allow). A worker gets
-a ``WorkOrder`` (plain data: rung ids, parameters, shapes, options), builds
-its own Session on its GPU, runs the plan and sends each result back as it
-lands; the parent merges them into one record and saves after each. A worker
-that fails (GPU lost, out of memory, killed) is reported for its GPU while
-the others finish.
+a ``WorkOrder``: its GPU and its share of the Plan, the same plain-data
+value the parent runs (kernel files included: a worker loads and compiles a
+file as the parent does, and runs it in its own isolated worker). It builds
+its rows with ``Devices``, runs them and sends each result back as it
+lands; the parent merges them into one record and saves after each. A
+worker that fails (GPU lost, out of memory, killed) is reported for its GPU
+while the others finish.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import queue as queue_module
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
-T = TypeVar("T")
+from ..plan import Plan, Row
 
-# Row of a plan, as data a process can receive: (rung id, precision, params or None).
-RowSpec = tuple[int, str, "dict | None"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class WorkOrder:
-    """What one GPU's worker runs: rows at shapes, with the command's options."""
+    """What one GPU's worker runs: its share of the plan."""
 
     gpu: int
-    opts: dict
-    rows: list[RowSpec]
-    shapes: list[tuple[int, int, int]]
-    extra: dict = field(default_factory=dict)
-
-
-def parse_gpus(text: str, count: int) -> list[int]:
-    """'all' or a comma list of CUDA ordinals (as CUDA_VISIBLE_DEVICES leaves
-    them) -> distinct ordinals in the order given; ValueError naming the value."""
-    if count < 1:
-        raise ValueError("--gpus: no GPU is visible")
-    if text.strip().lower() == "all":
-        return list(range(count))
-    try:
-        wanted = [int(part) for part in text.split(",")]
-    except ValueError:
-        raise ValueError(f"--gpus {text!r}: give 'all' or GPU indices like 0,2,3") from None
-    bad = [i for i in wanted if not 0 <= i < count]
-    if bad:
-        raise ValueError(f"--gpus {text!r}: no GPU {bad[0]} ({count} visible, numbered 0-{count - 1})")
-    if len(set(wanted)) != len(wanted):
-        raise ValueError(f"--gpus {text!r} names a GPU twice")
-    return wanted
+    plan: Plan
 
 
 def split(items: Sequence[T], parts: int, cost: Callable[[T], float] = lambda item: 1.0) -> list[list[T]]:
@@ -73,27 +52,24 @@ def _one_line(exc: BaseException) -> str:
 
 def gpu_worker(order: WorkOrder, outbox) -> None:
     """A worker's whole life (runs in the child process): open the GPU, run
-    the order, send ("environment" | "result" | "state" | "error" | "done")."""
+    its share, send ("environment" | "result" | "state" | "error" | "done")."""
     def send(kind: str, payload=None):
         outbox.put((order.gpu, kind, payload))
 
     try:
-        from .local import Plan, run_plan
         from ..gpu.device import gpu_state, sm_clock_now
-        from ..output.report import Reporter
-        from ..session import Session
-        opts = {**order.opts, "gpu": order.gpu, "gpus": None, "device": "gpu", "no_save": True}
-        session = Session(opts, Reporter(quiet=True))
-        entries = session.entries_from(order.rows)
-        shapes = [session.shape(*s) for s in order.shapes]
-        session.check(shapes)
-        send("environment", session.environment(entries))
-        plan = Plan(entries, shapes, opts["seed"], session.budget(), opts["flush_l2"])
+        from .devices import Devices
+        from .local import Batch, run_plan
+        plan = order.plan
+        devices = Devices(plan)
+        devices.check(plan.shapes, None)
+        entries = devices.entries(plan.rows)
+        send("environment", devices.environment(entries))
 
         def on_result(result):
             result.gpu = order.gpu
             send("result", result.to_dict())
-        run_plan(plan, on_result)
+        run_plan(Batch(entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2, device="gpu"), on_result)
         send("state", {**sm_clock_now(), **gpu_state()})
     except BaseException as exc:  # reported for this GPU; the other workers go on
         send("error", _one_line(exc))
@@ -143,60 +119,68 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
 # the parent: share the plan out, merge what comes back into one record
 # --------------------------------------------------------------------------
 
-def plan_orders(gpus: list[int], opts: dict, rows: list[RowSpec], shapes: list, spread: str) -> list[WorkOrder]:
-    """Each GPU's share: "same" runs everything everywhere; "shapes" shares
-    the shapes out by their flops; "candidates" shares out the rows with
-    given parameters, the library rows running on every GPU (each GPU's
-    candidates are compared with its own cuBLAS)."""
-    dims = [(s.M, s.N, s.K) for s in shapes]
-    if spread == "same":
-        return [WorkOrder(g, opts, rows, dims) for g in gpus]
-    if spread == "shapes":
-        parts = split(dims, len(gpus), cost=lambda d: float(d[0]) * d[1] * d[2])
-        return [WorkOrder(g, opts, rows, part) for g, part in zip(gpus, parts) if part]
-    if spread == "candidates":
-        fixed = [r for r in rows if r[2] is None]
-        parts = split([r for r in rows if r[2] is not None], len(gpus))
-        return [WorkOrder(g, opts, fixed + part, dims) for g, part in zip(gpus, parts) if part]
-    raise ValueError(f"unknown spread {spread!r}")
+def plan_orders(plan: Plan) -> list[WorkOrder]:
+    """Each GPU's share of the plan's GPU rows (see Plan.spread): "same" runs
+    everything everywhere; "shapes" shares the shapes out by their flops;
+    "candidates" shares out the rows with given parameters, the library rows
+    running on every GPU (each GPU's candidates are compared with its own
+    cuBLAS)."""
+    rows = [r for r in plan.rows if r.device == "gpu"]
+    if plan.spread == "same":
+        return [WorkOrder(g, plan.share(g, rows, plan.shapes)) for g in plan.gpus]
+    if plan.spread == "shapes":
+        parts = split(list(plan.shapes), len(plan.gpus), cost=lambda s: float(s.flops))
+        return [WorkOrder(g, plan.share(g, rows, part)) for g, part in zip(plan.gpus, parts) if part]
+    if plan.spread == "candidates":
+        fixed = [r for r in rows if r.params is None]
+        parts = split([r for r in rows if r.params is not None], len(plan.gpus))
+        return [WorkOrder(g, plan.share(g, fixed + part, plan.shapes)) for g, part in zip(plan.gpus, parts) if part]
+    raise ValueError(f"unknown spread {plan.spread!r}")
 
 
-def run_on_gpus(session, record, entries: list, shapes: list, spread: str, keep, worker=gpu_worker) -> bool:
-    """Run ``entries`` at ``shapes`` on the session's GPUs (--gpus), one worker
-    each; the CPU rows (OpenBLAS beside compare) run here afterwards. Each
-    result goes to ``keep`` (the session saves it into ``record``), then the
-    record's rows are put in plan order. Returns whether a worker failed."""
-    from .local import Plan, run_plan
+def _row_key(row: Row) -> tuple:
+    return row.kernel_id, row.precision, row.params
+
+
+def _result_key(result) -> tuple:
+    params = tuple(sorted(result.params.items())) if result.params_source == "given" else None
+    return result.kernel_id, result.precision, params
+
+
+def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=gpu_worker) -> bool:
+    """Run the plan's GPU rows on its GPUs (--gpus), one worker each; the CPU
+    rows (OpenBLAS beside compare) run here afterwards. Each result goes to
+    the recording, then the record's rows are put in plan order. Returns
+    whether a worker failed."""
     from ..output.runs import identity_line
     from ..records.results import KernelResult
+    from .local import Batch, run_plan
 
-    reporter, opts, command = session.reporter, session.opts, record.command
-    gpu_entries = [e for e in entries if e.backend.device == "gpu"]
+    record = recording.record
     cpu_entries = [e for e in entries if e.backend.device != "gpu"]
-    rows = [(e.spec.id, e.spec.precision, e.params) for e in gpu_entries]
-    orders = plan_orders(session.gpus, session.saved_options(), rows, shapes, spread)
+    orders = plan_orders(plan)
     env = record.environment
     failed_workers = []
 
     def refresh_notes():
         gpus = env["gpus"]
         env["notes"] = [identity_line(gpus[k].get("gpu") or {"index": int(k)}) for k in sorted(gpus, key=int)]
-        if spread == "shapes":
+        if plan.spread == "shapes":
             env["notes"].append("shapes shared out: " + "; ".join(
-                f"GPU {o.gpu}: {', '.join('x'.join(map(str, d)) for d in o.shapes)}" for o in orders))
-        elif spread == "candidates":
+                f"GPU {o.gpu}: {', '.join(map(str, o.plan.shapes))}" for o in orders))
+        elif plan.spread == "candidates":
             env["notes"].append("candidates shared out: " + ", ".join(
-                f"{sum(r[2] is not None for r in o.rows)} on GPU {o.gpu}" for o in orders))
+                f"{sum(r.params is not None for r in o.plan.rows)} on GPU {o.gpu}" for o in orders))
 
     def landed(result, advance):
-        keep(result)
+        recording.keep(result)
         advance(f"GPU {result.gpu if result.gpu is not None else '-'}: {result.name} {result.shape}")
 
-    if getattr(session, "gpu", None) is not None:
-        _warm_compile_cache(session.gpu, gpu_entries, shapes)
-    steps = sum(len(o.rows) * len(o.shapes) for o in orders) + len(cpu_entries) * len(shapes)
-    reporter.note(f"{command} on GPUs {', '.join(map(str, session.gpus))}: one worker process each")
-    with reporter.progress(steps, command) as advance:
+    if devices.gpu is not None:
+        _warm_compile_cache(devices.gpu, [e for e in entries if e.backend.device == "gpu"], plan.shapes)
+    steps = sum(o.plan.steps for o in orders) + len(cpu_entries) * len(plan.shapes)
+    reporter.note(f"{plan.command} on GPUs {', '.join(map(str, plan.gpus))}: one worker process each")
+    with reporter.progress(steps, plan.command) as advance:
         def on_message(gpu: int, kind: str, payload):
             mine = env["gpus"].setdefault(str(gpu), {})
             if kind == "environment":
@@ -213,15 +197,14 @@ def run_on_gpus(session, record, entries: list, shapes: list, spread: str, keep,
             refresh_notes()
         run_workers(orders, on_message, worker)
         if cpu_entries:
-            plan = Plan(cpu_entries, shapes, opts["seed"], session.budget(), opts["flush_l2"])
-            run_plan(plan, lambda result: landed(result, advance))
+            run_plan(Batch(cpu_entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2, device="gpu"),
+                     lambda result: landed(result, advance))
 
     # one order however the rows arrived: by shape, then GPU, then plan row
-    rank = {(kid, precision, repr(params)): i for i, (kid, precision, params) in enumerate(rows)}
-    shape_rank = {s: i for i, s in enumerate(shapes)}
+    rank = {_row_key(r): i for i, r in enumerate(plan.rows)}
+    shape_rank = {s: i for i, s in enumerate(plan.shapes)}
     record.results.sort(key=lambda r: (shape_rank.get(r.shape, 0), r.gpu is None, r.gpu or 0,
-                                       rank.get((r.kernel_id, r.precision, repr(r.params) if r.params_source == "given"
-                                                 else repr(None)), 0)))
+                                       rank.get(_result_key(r), 0)))
     return bool(failed_workers)
 
 

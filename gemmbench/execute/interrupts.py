@@ -1,10 +1,12 @@
 """SIGINT and SIGTERM as an exception the session can finish from.
 
-While a run is on, both signals raise ``Interrupted`` in the main thread, so
-the session can save what it finished, mark the record incomplete, print the
-table and exit with 128 + the signal's number. Inside ``deferred()`` (saving
-a row) a signal waits until the block ends, so a row is never half-saved;
-after ``hold()`` (the run is being finished) further signals are ignored.
+From a command's first instruction (gemmbench.__main__) both signals raise
+``Interrupted`` in the main thread, once: before the run it ends the command
+with one line; during it the run saves what it finished, marks the record
+incomplete, prints the table and exits with 128 + the signal's number. Inside
+``deferred()`` (saving a row) a signal waits until the block ends, so a row
+is never half-saved; after the first ``Interrupted`` or ``hold()`` (the run
+is being finished) further signals are noted, never raised.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class Interrupts:
         if self._depth or self._holding:
             self.pending = self.pending or signum
             return
+        self._holding = True  # raised once: a second signal must not cut short the saving of the first
         raise Interrupted(signum)
 
     @contextlib.contextmanager
@@ -70,6 +73,7 @@ class Interrupts:
             self._depth -= 1
             if not self._depth and self.pending and not self._holding:
                 signum, self.pending = self.pending, None
+                self._holding = True
                 raise Interrupted(signum)
 
     def hold(self) -> None:

@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -31,6 +31,9 @@ from ..spec import KernelSpec, Params
 from ..records.results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult, baseline_for, measurement_flags
 from ..stats import relative_shift, shifted, summarize
 from ..verify import Expectation, Verification, combine
+
+if TYPE_CHECKING:
+    from .isolated import Isolated
 
 VERIFY_ALPHA, VERIFY_BETA = 0.75, -1.5
 TIMED_ALPHA, TIMED_BETA = 1.0, 0.0
@@ -45,21 +48,23 @@ RECHECK_WARMUP_SECONDS = 0.05
 
 @dataclass(frozen=True)
 class Entry:
-    """One row of a plan: a kernel on the backend that runs it.
+    """One row of a plan, ready in this process: a kernel on the backend that runs it.
 
-    ``isolated`` (a gemmbench.execute.isolated.Isolated) runs the row in a worker
-    process instead, through the same ``run_entry``: a user's kernel, whose
-    fault or hang must not take the other rows down.
+    ``isolated`` runs the row in a worker process instead (the strategy for
+    a user's kernel, whose fault or hang must not take the other rows
+    down); the worker measures it with the same ``run_entry``.
     """
 
     backend: Backend
     spec: KernelSpec
     params: Params | None = None
-    isolated: object | None = None
+    isolated: "Isolated | None" = None
 
 
 @dataclass
-class Plan:
+class Batch:
+    """Entries at shapes, with what measuring them needs, run in this process."""
+
     entries: list[Entry]
     shapes: list[Shape]
     seed: int = 0
@@ -97,7 +102,7 @@ def verify_kernel(backend: Backend, gemm, passes: tuple[Expectation, ...], preci
     return combine(*outcomes)
 
 
-def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], plan: Plan) -> KernelResult:
+def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], plan: Batch) -> KernelResult:
     spec, backend = entry.spec, entry.backend
     result = KernelResult(backend.device, spec.id, spec.name, spec.precision, problem.shape, "skip")
     try:
@@ -198,7 +203,7 @@ class CpuWait:
         return None
 
 
-def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Plan,
+def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
                       on_update: Callable[[KernelResult], None]) -> None:
     """Measure each baseline of one shape again after the rows compared with
     it, and flag a shift (see the module's docstring)."""
@@ -232,7 +237,10 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Plan,
         on_update(base)
 
 
-def run_plan(plan: Plan, on_result: Callable[[KernelResult], None],
+Plan = Batch  # the name isolated.py still imports
+
+
+def run_plan(plan: Batch, on_result: Callable[[KernelResult], None],
              on_update: Callable[[KernelResult], None] = lambda result: None) -> list[KernelResult]:
     """Run every entry at every shape; ``on_result`` sees each result as it
     lands (the session saves there, so an interrupted sweep keeps what it

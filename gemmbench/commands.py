@@ -1,0 +1,172 @@
+"""The bodies of the benchmark commands: options -> plan -> run -> report.
+
+``benchmark`` is what ``run``, ``compare`` and ``sizes`` do; ``tune`` adds
+the search of a kernel's parameters around it. Both return the exit code:
+0 ok, 1 a kernel failed (its row says FAIL) or a baseline diff found a
+slowdown, 128 + the signal's number when a signal stopped the run. Bad
+input or environment raises UserError (one line, exit 2) before the first
+kernel runs. No click here: the command line (gemmbench.cli) and the
+Python API (gemmbench.api) both come through these with a RunOptions.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .errors import UserError
+from .execute.devices import Devices, verbose_log
+from .execute.interrupts import Interrupted, Interrupts
+from .execute.recording import Outcome, record_run
+from .options import RunOptions
+from .output.report import Reporter
+from .output.runs import show_record
+from .plan import Plan, build_plan
+
+
+def reporter_for(options: RunOptions) -> Reporter:
+    """Where output goes: with --json, stdout holds the JSON alone and notes
+    stay off stderr too, unless -v asks for the log."""
+    return Reporter(options.fmt, quiet=options.as_json and not options.verbose)
+
+
+def _load_baseline(path: Path | None):
+    """The --baseline record, validated before anything runs."""
+    if path is None:
+        return None
+    from .records.store import load
+    return load(path)
+
+
+def _check_plot(options: RunOptions) -> None:
+    if options.plot is None:
+        return
+    from . import validate
+    from .output.plot import require_matplotlib
+    require_matplotlib()
+    validate.check_plot_path(options.plot, options.overwrite)
+
+
+def benchmark(options: RunOptions, interrupts: Interrupts | None = None, reporter: Reporter | None = None) -> int:
+    """run, compare and sizes: plan, measure, print, save; the exit code."""
+    reporter = reporter or reporter_for(options)
+    _check_plot(options)
+    baseline = _load_baseline(options.baseline)
+    plan = build_plan(options)
+    devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
+    return finish(options, plan, devices, reporter, interrupts, baseline)
+
+
+def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter, interrupts: Interrupts | None,
+           baseline=None, after_show=None) -> int:
+    """Run the plan through the one recording path, then print what ran (and
+    its diff against ``baseline``, a loaded record); the exit code."""
+    saved = options.saved()
+    if plan.not_compiled:
+        saved["not_compiled"] = plan.not_compiled  # 'show' prints the same tuning summary
+    results_dir = None if options.no_save else options.results_dir
+    outcome = record_run(plan, devices, saved, results_dir, reporter, interrupts)
+    record, code = outcome.record, outcome.code
+    diff = None
+    if baseline is not None and record.results:
+        from .records.diff import diff_records
+        from .records.store import current_writer
+        diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
+        code = max(code, diff.exit_code)
+    if record.results or outcome.stop is None:
+        if options.as_json:
+            from .records.results import to_json
+            data = json.loads(to_json(record))
+            if diff is not None:
+                data["baseline_diff"] = {"baseline": str(baseline.path), **diff.to_dict()}
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        else:
+            show_record(reporter, record)
+            if diff is not None:
+                from .output.runs import show_diff
+                from .records.store import record_label
+                show_diff(reporter, diff, f"{baseline.path} ({baseline.label})", f"this run ({record_label(record)})")
+        if options.plot is not None and record.results:
+            from .output.plot import plot_sweep
+            plot_sweep(record, options.plot)
+            reporter.note(f"plot written to {options.plot}")
+        if after_show is not None:
+            after_show(record)
+    return _closing(outcome, reporter, devices, code)
+
+
+def _closing(outcome: Outcome, reporter: Reporter, devices: Devices, code: int) -> int:
+    record = outcome.record
+    if outcome.save_error:
+        raise UserError(str(outcome.save_error))
+    if outcome.path:
+        reason = record.incomplete_reason
+        reporter.note(f"saved {outcome.path}" + (f" (incomplete: {reason})" if reason else ""))
+    for note in devices.tuning_notes():
+        reporter.note(note)  # tuning cache entries that were ignored, and why
+    if isinstance(outcome.stop, Interrupted):
+        reporter.alert(f"gemmbench: interrupted by {outcome.stop.name}"
+                       + ("" if record.results else " before the first kernel finished: nothing saved"))
+        return outcome.stop.exit_code
+    return code
+
+
+# --------------------------------------------------------------------------
+# tune
+# --------------------------------------------------------------------------
+
+def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Reporter | None = None) -> int:
+    """Search one kernel's parameters at one shape; store the best for this GPU."""
+    from .rungs import ladder
+    from .tuning import TuningCache, candidates
+    reporter = reporter or reporter_for(options)
+    plan = build_plan(options)
+    devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
+    gpu = devices.gpu
+    row = plan.tuned_row
+    spec = devices.user_kernels()[row.kernel_id].spec if row.kernel_file else \
+        next(s for s in ladder("gpu") if s.id == row.kernel_id and s.precision == row.precision)
+    run_spec = spec.for_device(gpu.info.compute_capability)
+    if row.kernel_file and not spec.search_space:
+        raise UserError(f"{row.kernel_file} has no search space: add a 'search:' line to its header")
+    if not run_spec.search_space:
+        tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
+        raise UserError(f"rung {spec.id} has no tunable parameters (tunable rungs: {tunable})")
+    shape = plan.shapes[0]
+    devices.check(plan.shapes, None)  # before nvcc fills the cache with candidates
+    cache = TuningCache()
+    cache.check_writable()
+    found, valid = candidates(run_spec, options.limit, options.seed)
+    reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
+    built = _compile_candidates(gpu, run_spec, found, options.jobs, reporter)
+    plan = plan.with_candidates(built, len(found) - len(built))
+
+    def store_best(record):
+        best = record.best_result(spec.id)
+        if best is None:
+            reporter.note("no candidate passed verification: nothing stored")
+            return
+        try:
+            note = cache.store(gpu.info.name, run_spec, shape, best.params, best.gflops, len(built))
+        except OSError as exc:
+            raise UserError(f"could not write the tuning cache {cache.path}: {exc.strerror or exc}") from None
+        if note:
+            reporter.note(note)
+        reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
+
+    return finish(options, plan, devices, reporter, interrupts, after_show=store_best)
+
+
+def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
+    """The candidates that compile (in parallel, with a progress bar); the others are reported."""
+    from .tuning import compile_candidates
+    built = []
+    with reporter.progress(len(found), "compile") as advance:
+        for params, error in compile_candidates(spec, gpu.info.compute_capability, found, jobs):
+            advance(" ".join(f"{k}={v}" for k, v in params.items()))
+            if error is None:
+                built.append(params)
+            else:
+                reporter.note(f"does not compile: {params}: {error}")
+    return built

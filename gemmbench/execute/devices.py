@@ -1,0 +1,174 @@
+"""What one process needs to run plan rows: backends, kernel files, workers.
+
+``Devices`` turns a Plan's plain-data rows into ``Entry`` objects on the
+backends of this process: the GPU of ``plan.gpu`` (one CUDA context a
+process), a CPU backend per thread count, and for a user's kernel file its
+isolated worker (gemmbench.execute.isolated) after the file was loaded and
+compiled here, so that a bad header or a compile error is one line (exit 2)
+before any kernel runs. The parent process and every GPU worker build their
+rows the same way, from the same Plan.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+from .. import validate
+from ..backend import Shape
+from ..errors import UserError
+from ..plan import Plan, Row
+from ..rungs import ladder
+from .local import Entry
+
+_STARTED = time.perf_counter()
+
+
+def verbose_log(note: Callable[[str], None]) -> Callable[[str], None]:
+    """-v's log: each line stamped with the seconds since gemmbench started."""
+    return lambda message: note(f"[{time.perf_counter() - _STARTED:6.2f}s] {message}")
+
+
+class Devices:
+    """The backends and kernel-file workers of this process for one plan."""
+
+    def __init__(self, plan: Plan, log: Callable[[str], None] | None = None):
+        self.plan = plan
+        self.log = log
+        self.gpu = None
+        if plan.device == "gpu":
+            from ..gpu.backend import GpuBackend  # pycuda: only when the plan runs on a GPU
+            from ..gpu.device import GpuUnavailable
+            from ..tuning import TuningCache
+            try:
+                self.gpu = GpuBackend(log=log, tuning=TuningCache() if plan.use_tuning else None, ordinal=plan.gpu)
+            except GpuUnavailable as exc:
+                raise UserError(f"no usable GPU: {exc}") from None
+        self._cpu: dict[int, object] = {}
+        self._users: dict[int, object] | None = None
+        self._isolated: dict[tuple, object] = {}
+
+    def cpu(self, threads: int):
+        """The CPU backend running everything at ``threads`` threads."""
+        if threads not in self._cpu:
+            from ..cpu.backend import CpuBackend
+            self._cpu[threads] = CpuBackend(threads=threads, log=self.log)
+        return self._cpu[threads]
+
+    # -- the user's kernel files -------------------------------------------------
+    def user_kernels(self) -> dict:
+        """The plan's kernel files by their id (-1, -2, ...), loaded and
+        compiled with their default parameters (KernelFileError otherwise)."""
+        if self._users is None:
+            from ..kernelfile import load
+            overrides = dict(self.plan.overrides)
+            kernels = {}
+            for row in self.plan.rows:
+                if row.kernel_file and row.kernel_id not in kernels:
+                    kernel = load(row.kernel_file, -row.kernel_id - 1, overrides)
+                    self._compile(kernel)
+                    kernels[row.kernel_id] = kernel
+            self._users = kernels
+        return self._users
+
+    def _compile(self, kernel) -> None:
+        from ..kernelfile import KernelFileError, compile_summary
+        spec = kernel.spec
+        if self.plan.device == "gpu":
+            from ..gpu import compile as kernels
+            cc = self.gpu.info.compute_capability
+            if cc < spec.min_cc:
+                raise KernelFileError(f"{kernel.given} needs compute capability %d.%d; this GPU has %d.%d"
+                                      % (*spec.min_cc, *cc))
+            try:  # loads into this context too: finds a missing (or C++-mangled) entry point now
+                kernels.load_module(spec, cc).get_function(spec.entry)
+            except ValueError as exc:  # an #include left after inlining
+                raise KernelFileError(f"{kernel.given}: {exc}") from None
+            except Exception as exc:
+                output = getattr(exc, "stderr", None) or str(exc)
+                if type(exc).__name__ == "CompileError":
+                    raise KernelFileError(compile_summary(kernel.given, output), output) from None
+                raise KernelFileError(f"{kernel.given}: no kernel '{spec.entry}' after compiling ({exc}); declare it "
+                                      f'extern "C" __global__ void {spec.entry}(int M, int N, int K, ...)') from None
+            return
+        from ..cpu import build
+        try:
+            build.build(spec, self.log)
+        except build.CompilerNotFound as exc:
+            raise UserError(str(exc)) from None
+        except build.BuildError as exc:
+            raise KernelFileError(compile_summary(kernel.given, str(exc).split("\n", 2)[-1]), str(exc)) from None
+
+    # -- rows -> entries ---------------------------------------------------------
+    def backend_of(self, row: Row):
+        if row.device == "gpu":
+            return self.gpu
+        from ..cpu.backend import core_count
+        return self.cpu(row.threads or core_count())
+
+    def entries(self, rows: tuple[Row, ...] | list[Row]) -> list[Entry]:
+        """One Entry per row, in order; a kernel file's row runs in its worker."""
+        if self.plan.device == "cpu":
+            from ..cpu.build import check_ready
+            check_ready([self._spec(r) for r in rows if not r.kernel_file])  # a broken compiler: one line now
+        return [self._entry(row) for row in rows]
+
+    def _spec(self, row: Row):
+        if row.kernel_file:
+            return self.user_kernels()[row.kernel_id].spec
+        for spec in ladder(row.device):
+            if spec.id == row.kernel_id and spec.precision == row.precision:
+                return spec
+        raise UserError(f"no {row.device.upper()} rung {row.kernel_id} in {row.precision}")
+
+    def _entry(self, row: Row) -> Entry:
+        backend, spec = self.backend_of(row), self._spec(row)
+        if not row.kernel_file:
+            return Entry(backend, spec, row.given_params)
+        from .isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
+        key = (row.kernel_id, row.threads)
+        if key not in self._isolated:
+            config = WorkerConfig(row.device, self.plan.kernel_timeout or DEFAULT_CALL_SECONDS, row.threads,
+                                  self.plan.use_tuning)
+            self._isolated[key] = Isolated(self.user_kernels()[row.kernel_id], config)
+        return Entry(backend, spec, row.given_params, isolated=self._isolated[key])
+
+    # -- before anything runs ------------------------------------------------------
+    def check(self, shapes: tuple[Shape, ...] | list[Shape], results_dir: Path | None) -> None:
+        """Everything the input and environment must allow, checked before
+        anything is allocated, built or written: the GPU tiles' int offsets,
+        host and GPU memory for the largest shape, the kernel files' launch
+        geometry, and the results directory. Raises UserError."""
+        validate.check_index_range(list(shapes), self.plan.device)
+        validate.check_host_memory(list(shapes))
+        if self.gpu is not None:
+            from ..gpu.backend import ShapeTooLarge
+            for shape in shapes:
+                try:
+                    self.gpu.check_fits(shape)
+                except ShapeTooLarge as exc:
+                    raise UserError(f"{exc}: choose a smaller shape") from None
+        from ..kernelfile import check_shapes
+        for kernel in self.user_kernels().values():
+            check_shapes(kernel, shapes)
+        if results_dir is not None:
+            validate.check_output_dir("--results-dir", Path(results_dir))
+
+    def environment(self, entries: list[Entry]) -> dict:
+        """The machine facts a record keeps: the GPU (and its identity line), the CPU."""
+        env = {}
+        if self.gpu is not None:
+            env.update(self.gpu.environment())
+            from ..output.runs import identity_line
+            env["notes"] = [identity_line(env["gpu"])]
+        cpu = next((e.backend for e in entries if e.backend.device == "cpu"), None)
+        if cpu is not None:
+            env["cpu"] = cpu.environment()
+        return env
+
+    def tuning_notes(self) -> list[str]:
+        """Tuning-cache entries that were ignored, and why."""
+        tuning = self.gpu.tuning if self.gpu is not None else None
+        return list(tuning.notes) if tuning is not None else []
+

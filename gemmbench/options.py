@@ -1,0 +1,177 @@
+"""RunOptions: what a benchmark command was asked to do, as one typed value.
+
+The command line and the Python API both build a ``RunOptions``; everything
+after that (the plan, the executor, the record) reads its fields, never a
+dict. Defaults and ranges live here once: the CLI's option types read the
+same bounds, and a ``RunOptions`` made from Python is checked the same way
+(``UserError``, one line, for a value out of range or options that clash).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+
+from .backend import Budget, Shape
+from .errors import UserError
+from .validate import (MAX_BUDGET_SECONDS, MAX_DIMENSION, MAX_SAMPLES, MAX_WARMUP_SECONDS, SEED_MAX,
+                       max_threads)
+
+COMMANDS = ("run", "compare", "sizes", "tune", "api")
+DEVICES = ("auto", "gpu", "cpu")
+FORMATS = ("table", "markdown", "csv")
+DEFAULT_SIZE = {"gpu": 4096, "cpu": 1024}
+DEFAULT_BUDGET = {"gpu": Budget(0.05, 10, 200, 0.5), "cpu": Budget(0.2, 3, 50, 2.0)}
+TUNE_BUDGET_SECONDS = 0.15  # many candidates: a shorter look at each than run's
+DEFAULT_TOP = 10
+MAX_KERNEL_TIMEOUT = 3600.0
+
+# (low, high) of every bounded option; high may be a function of the machine.
+RANGES = {
+    "m": (1, MAX_DIMENSION), "n": (1, MAX_DIMENSION), "k": (1, MAX_DIMENSION),
+    "seed": (0, SEED_MAX),
+    "threads": (1, max_threads), "jobs": (1, max_threads),
+    "warmup": (0.0, MAX_WARMUP_SECONDS), "budget": (0.0, MAX_BUDGET_SECONDS),
+    "min_samples": (1, MAX_SAMPLES), "max_samples": (1, MAX_SAMPLES),
+    "kernel_timeout": (0.001, MAX_KERNEL_TIMEOUT),
+    "limit": (1, None), "top": (1, None), "gpu": (0, None),
+}
+
+
+def bounds(name: str) -> tuple:
+    """(low, high) of an option, with a machine-dependent high resolved."""
+    low, high = RANGES[name]
+    return low, high() if callable(high) else high
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One benchmark command's options (``run``, ``compare``, ``sizes``, ``tune``, or ``api``).
+
+    ``kernels``: rung ids asked for (0 is the library row); ``all_rungs``:
+    every rung; ``precisions``: keep only rungs of these classes (empty: all);
+    ``kernel_files`` and ``params`` (``NAME=VALUE``): a user's kernels and
+    overrides of their parameters. ``m``, ``n``, ``k``: the shape (None: the
+    device's default size); ``sweep``: the sizes of ``sizes``. Sampling:
+    ``warmup``, ``min_samples``, ``max_samples``, ``budget`` (None: the
+    device's default, see ``budget_for``). ``gpu``: one GPU by CUDA index;
+    ``gpus``: several ('all' or '0,2'), one worker process each.
+    """
+
+    command: str = "compare"
+    kernels: tuple[int, ...] = ()
+    all_rungs: bool = False
+    precisions: tuple[str, ...] = ()
+    kernel_files: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()
+    kernel_timeout: float | None = None
+    m: int | None = None
+    n: int | None = None
+    k: int | None = None
+    sweep: str | None = None
+    device: str = "auto"
+    threads: int | None = None
+    seed: int = 0
+    flush_l2: bool = False
+    warmup: float | None = None
+    min_samples: int | None = None
+    max_samples: int | None = None
+    budget: float | None = None
+    no_tune_cache: bool = False
+    gpu: int | None = None
+    gpus: str | None = None
+    as_json: bool = False
+    fmt: str = "table"
+    no_save: bool = False
+    results_dir: Path = Path("results")
+    verbose: bool = False
+    baseline: Path | None = None
+    plot: Path | None = None
+    overwrite: bool = False
+    limit: int | None = None
+    top: int = DEFAULT_TOP
+    jobs: int | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "results_dir", Path(self.results_dir))
+        for name in ("kernels", "precisions", "kernel_files", "params"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "kernel_files", tuple(str(f) for f in self.kernel_files))
+        self._check()
+
+    def _check(self) -> None:
+        if self.command not in COMMANDS:
+            raise UserError(f"unknown command {self.command!r} (one of {', '.join(COMMANDS)})")
+        if self.device not in DEVICES:
+            raise UserError(f"--device {self.device}: give one of {', '.join(DEVICES)}")
+        if self.fmt not in FORMATS:
+            raise UserError(f"--format {self.fmt}: give one of {', '.join(FORMATS)}")
+        for name in RANGES:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UserError(f"{_flag(name)} {value!r}: not a number")
+            low, high = bounds(name)
+            if value != value or value < low or (high is not None and value > high):  # NaN fails too
+                span = f"{low} to {high}" if high is not None else f">= {low}"
+                raise UserError(f"{_flag(name)} {value} is out of range: give {span}")
+        if any(k < 0 for k in self.kernels):
+            raise UserError(f"-i {min(self.kernels)}: rung ids are >= 0 (kernel files are given by --kernel-file)")
+        if self.as_json and self.fmt != "table":
+            raise UserError(f"--json and --format {self.fmt} conflict: --json prints JSON; give one of them")
+        if self.min_samples is not None and self.max_samples is not None and self.min_samples > self.max_samples:
+            raise UserError(f"--min-samples {self.min_samples} is larger than --max-samples {self.max_samples}; "
+                            "give a minimum no larger than the maximum")
+        if self.gpu is not None and self.device == "cpu":
+            raise UserError(f"--gpu {self.gpu} picks a GPU: it does not go with --device cpu")
+        if self.gpus is not None and self.gpu is not None:
+            raise UserError("give either --gpu or --gpus, not both")
+        if self.gpus is not None and self.device == "cpu":
+            raise UserError("--gpus runs on GPUs: it does not go with --device cpu")
+        if self.all_rungs and self.kernels:
+            raise UserError("give either --all or -i, not both")
+
+    # -- what the options mean on a device ---------------------------------------
+    def shape(self, device: str) -> Shape:
+        """The -m/-n/-k shape, a missing dimension taking the device's default size."""
+        size = DEFAULT_SIZE[device]
+        return Shape(self.m or size, self.n or size, self.k or size)
+
+    def budget_for(self, device: str) -> Budget:
+        """The sampling budget: the device's defaults, overridden by the options
+        given. A default bound gives way to a bound the user gave, so
+        ``max_samples=1`` alone lowers the default minimum instead of clashing."""
+        base = DEFAULT_BUDGET[device]
+        seconds = self.budget
+        if seconds is None:
+            seconds = TUNE_BUDGET_SECONDS if self.command == "tune" else base.max_seconds
+        low, high = self.min_samples, self.max_samples
+        max_samples = high or max(base.max_samples, low or 0)
+        return Budget(base.warmup_seconds if self.warmup is None else self.warmup,
+                      low or min(base.min_samples, max_samples), max_samples, seconds)
+
+    @property
+    def use_tuning(self) -> bool:
+        """Whether stored tuned parameters are used (never while tuning)."""
+        return not self.no_tune_cache and self.command != "tune"
+
+    def replace(self, **changes) -> "RunOptions":
+        return dataclasses.replace(self, **changes)
+
+    def saved(self) -> dict:
+        """The options as a record keeps them (JSON-safe; paths as text; the
+        names records have always used, so older readers find them)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[_SAVED_NAMES.get(f.name, f.name)] = str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
+        return out
+
+
+_SAVED_NAMES = {"all_rungs": "all"}
+
+
+def _flag(name: str) -> str:
+    return f"-{name}" if name in ("m", "n", "k") else f"--{name.replace('_', '-')}"
