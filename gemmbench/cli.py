@@ -9,171 +9,36 @@ on stderr; 130 / 143 stopped by SIGINT / SIGTERM (what finished is saved);
 
 from __future__ import annotations
 
+import json
+import os
 import sys
 from pathlib import Path
 
 import click
 
 from . import __version__, commands, validate
+from .backend import Shape
 from .errors import UserError
 from .execute.interrupts import Interrupted, Interrupts
-from .options import RANGES, RunOptions, bounds
+from .gpu import device as gpu_device
+from .inspect import commands as instruments
+from .kernelfile import KernelFileError, load as load_kernel_file, parse_overrides
+from .cli_options import (POSITIVE, RUNG_ID, THREADS, DirectoryPath, baseline_option, common_options, gpu_option,
+                          gpus_option, kernel_file_options, precision_option, shape_options)
+from .options import RunOptions
+from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
-from .output.runs import show_record
+from .output.runs import show_diff, show_record, show_side_by_side
+from .records.diff import diff_records, parse_threshold
+from .records.store import load
 from .rungs import get_spec, ladder
 
 BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a pipeline's writer cut off
 
 
 # --------------------------------------------------------------------------
-# option types: every number is checked when it is parsed
+# commands
 # --------------------------------------------------------------------------
-
-class Number(click.ParamType):
-    """A number written in ASCII within [low, high]: click's int also takes
-    full-width digits such as '９', its float takes nan and inf. ``high`` may be
-    a function, for bounds that depend on the machine."""
-
-    def __init__(self, parse, name: str, low=None, high=None, why: str = ""):
-        self.parse, self.name, self.low, self.high, self.why = parse, name, low, high, why
-
-    def convert(self, value, param, ctx):
-        if not isinstance(value, str):
-            return value
-        high = self.high() if callable(self.high) else self.high
-        wanted = f"give {_range_text(self.low, high)}{self.why}"
-        try:
-            number = self.parse(value)
-        except ValueError as exc:
-            self.fail(f"{exc}: {wanted}", param, ctx)
-        if (self.low is not None and number < self.low) or (high is not None and number > high):
-            self.fail(f"{value.strip()} is out of range: {wanted}", param, ctx)
-        return number
-
-
-def ascii_int(low: int | None = None, high=None, why: str = "") -> Number:
-    return Number(validate.parse_int, "integer", low, high, why)
-
-
-def finite_seconds(low: float, high: float) -> Number:
-    return Number(validate.parse_finite_float, "seconds", low, high, " seconds")
-
-
-def bounded(name: str, why: str = "") -> Number:
-    """The option type of a RunOptions field, with its range from options.RANGES."""
-    low, high = RANGES[name]
-    if isinstance(low, float):
-        return finite_seconds(low, high)
-    return ascii_int(low, high, why)
-
-
-def _range_text(low, high) -> str:
-    if high is None:
-        return f"an integer >= {low}"
-    return f"a value from {low:g} to {high:g}" if isinstance(low, float) else f"an integer from {low} to {high}"
-
-
-class DirectoryPath(click.ParamType):
-    """A directory path, never empty (Path('') would mean the current directory)."""
-
-    name = "directory"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, Path):
-            return value
-        if not value.strip():
-            self.fail("an empty path; give a directory (default: results)", param, ctx)
-        return Path(value)
-
-
-POSITIVE = ascii_int(1)
-RUNG_ID = ascii_int(0)
-SIZE = bounded("m", " (the kernels take int sizes)")
-THREADS = bounded("threads", " (4 per core here, at most 1024)")
-SAMPLES = bounded("min_samples")
-
-
-# --------------------------------------------------------------------------
-# shared options
-# --------------------------------------------------------------------------
-
-def _shape_options(f):
-    for name in ("k", "n", "m"):
-        f = click.option(f"-{name}", type=SIZE, default=None,
-                         help=f"{name.upper()} (default 4096 on the GPU, 1024 on the CPU).")(f)
-    return f
-
-
-def _common_options(f):
-    options = [
-        click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
-                     help="Which ladder; auto picks the GPU when one is usable."),
-        click.option("--threads", type=THREADS, default=None,
-                     help="CPU threads for OpenBLAS and OpenMP (default: 1 for rungs 1-5, all cores for rung 6; "
-                          "at most 4 per core)."),
-        click.option("--seed", type=bounded("seed"), default=0, show_default=True,
-                     help="Seed of the random inputs (0 to 2**32-1)."),
-        click.option("--flush-l2", is_flag=True, help="Flush the L2 cache before every timed call (cold cache)."),
-        click.option("--warmup", type=bounded("warmup"), default=None,
-                     help=f"Warm-up seconds per kernel (0 to {bounds('warmup')[1]:g})."),
-        click.option("--min-samples", type=SAMPLES, default=None, help="Fewest samples per kernel."),
-        click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
-        click.option("--budget", type=bounded("budget"), default=None,
-                     help=f"Seconds of samples per kernel before stopping (0 to {bounds('budget')[1]:g})."),
-        click.option("--json", "as_json", is_flag=True,
-                     help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
-        click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table",
-                     show_default=True, help="How to print the results."),
-        click.option("--no-save", is_flag=True, help="Do not save a JSON record under --results-dir."),
-        click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
-                     show_default=True, help="Where records are saved."),
-        click.option("--no-tune-cache", is_flag=True,
-                     help="Ignore the parameters stored by 'gemmbench tune' (use each rung's defaults)."),
-        click.option("-v", "--verbose", is_flag=True, help="Show compiler commands and timings on stderr."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-def _kernel_file_options(f):
-    """A user's own kernel files (gemmbench.kernelfile.header), run beside the ladder."""
-    options = [
-        click.option("--kernel-file", "kernel_files", multiple=True, type=click.Path(dir_okay=False),
-                     help="Your own kernel: a .cu (GPU) or .c (CPU) file with a 'gemmbench kernel' header "
-                          "(repeatable; shown as rows -1, -2, ...)."),
-        click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
-                     help="Override a parameter of the kernel files (repeatable)."),
-        click.option("--kernel-timeout", type=bounded("kernel_timeout"), default=None,
-                     help="Seconds one call of a kernel file may run before its row FAILs (default 10)."),
-    ]
-    for option in reversed(options):
-        f = option(f)
-    return f
-
-
-# -- which GPUs, and a saved run to compare with (issue 10) -------------------
-
-def _gpu_option(f):
-    return click.option("--gpu", type=RUNG_ID, default=None,
-                        help="Which GPU, by CUDA's index (default 0; CUDA_VISIBLE_DEVICES is honoured).")(f)
-
-
-def _gpus_option(f):
-    return click.option("--gpus", default=None, metavar="all|0,2,3",
-                        help="Several GPUs, one worker process each: 'all' or a list of indices.")(f)
-
-
-def _baseline_option(f):
-    return click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="RECORD.json",
-                        help="Also diff this run against a saved record (exit 1 on a significant slowdown).")(f)
-
-
-def _precision_option(f):
-    from .precision import PRECISIONS
-    return click.option("--precision", "precisions", multiple=True, type=click.Choice(list(PRECISIONS)),
-                        help="Only rungs of this precision class (repeatable).")(f)
-
 
 def _options(command: str, **given) -> RunOptions:
     """The RunOptions of a benchmark command from click's values."""
@@ -188,10 +53,6 @@ def _interrupts() -> Interrupts | None:
     return ctx.find_root().obj if ctx is not None else None
 
 
-# --------------------------------------------------------------------------
-# commands
-# --------------------------------------------------------------------------
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
 @click.version_option(__version__, prog_name="gemmbench")
 @click.pass_context
@@ -203,11 +64,11 @@ def cli(ctx):
 
 @cli.command()
 @click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id (0 = the library baseline).")
-@_shape_options
-@_kernel_file_options
-@_common_options
-@_gpu_option
-@_baseline_option
+@shape_options
+@kernel_file_options
+@common_options
+@gpu_option
+@baseline_option
 def run(kernel_id, **given):
     """One rung (or kernel file) at one shape, beside the library baseline."""
     options = _options("run", kernels=() if kernel_id is None else (kernel_id,), **given)
@@ -216,14 +77,14 @@ def run(kernel_id, **given):
 
 @cli.command()
 @click.option("--all", "all_rungs", is_flag=True, help="Every rung of the ladder.")
-@_precision_option
+@precision_option
 @click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True, help="Rung ids to compare (repeatable).")
-@_shape_options
-@_kernel_file_options
-@_common_options
-@_gpu_option
-@_gpus_option
-@_baseline_option
+@shape_options
+@kernel_file_options
+@common_options
+@gpu_option
+@gpus_option
+@baseline_option
 def compare(kernel_ids, **given):
     """Rungs side by side at one shape, with cuBLAS and OpenBLAS."""
     return commands.benchmark(_options("compare", kernels=kernel_ids, **given), _interrupts())
@@ -237,13 +98,13 @@ def compare(kernel_ids, **given):
               help="Also draw GFLOP/s against size into this image (.png, .svg, .pdf...; needs matplotlib). "
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
-@_precision_option
-@_shape_options
-@_kernel_file_options
-@_common_options
-@_gpu_option
-@_gpus_option
-@_baseline_option
+@precision_option
+@shape_options
+@kernel_file_options
+@common_options
+@gpu_option
+@gpus_option
+@baseline_option
 def sizes(kernel_ids, **given):
     """A size sweep: GFLOP/s of each kernel at each size."""
     return commands.benchmark(_options("sizes", kernels=kernel_ids, **given), _interrupts())
@@ -257,11 +118,11 @@ def sizes(kernel_ids, **given):
               help="How many of the best configurations to show.")
 @click.option("--jobs", type=THREADS, default=None,
               help="Parallel nvcc processes (default: one per core; at most 4 per core).")
-@_shape_options
-@_kernel_file_options
-@_common_options
-@_gpu_option
-@_gpus_option
+@shape_options
+@kernel_file_options
+@common_options
+@gpu_option
+@gpus_option
 def tune(kernel_id, **given):
     """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
     options = _options("tune", kernels=() if kernel_id is None else (kernel_id,), **given)
@@ -277,11 +138,8 @@ def tune(kernel_id, **given):
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
 def show(records, fmt, plot, overwrite):
     """Saved records: one as its run printed it; several side by side."""
-    from .output.runs import show_side_by_side
-    from .records.store import load
     loaded = [load(path) for path in records]
     if plot is not None:
-        from .output.plot import plot_sweep, require_matplotlib
         if len(loaded) != 1 or loaded[0].record.command != "sizes":
             raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
         require_matplotlib()
@@ -309,10 +167,6 @@ def show(records, fmt, plot, overwrite):
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table", show_default=True)
 def diff(old, new, threshold, as_json, fmt):
     """Two saved records row by row; exit 1 when a row got significantly slower."""
-    import json
-    from .records.diff import diff_records, parse_threshold
-    from .output.runs import show_diff
-    from .records.store import load
     try:
         fraction = parse_threshold(threshold)
     except ValueError as exc:
@@ -334,11 +188,10 @@ def list_rungs(device, fmt):
     """The ladder, one line per rung."""
     reporter = Reporter(fmt)
     if device == "auto":
-        from .gpu.device import GpuUnavailable, open_device
         try:
-            open_device()
+            gpu_device.open_device()
             device = "gpu"
-        except GpuUnavailable as exc:
+        except gpu_device.GpuUnavailable as exc:
             reporter.note(f"No GPU ({exc}): showing the CPU ladder (--device gpu shows the GPU ladder).")
             device = "cpu"
     reporter.show_ladder(ladder(device), device)
@@ -357,12 +210,11 @@ def _gpu_spec(kernel_id: int):
 
 def _inspected(kernel_ids, kernel_files, params) -> list:
     """The rungs and CUDA kernel files an instrument looks at."""
-    from .kernelfile import KernelFileError, load, parse_overrides
     if params and not kernel_files:
         raise UserError("--param overrides a kernel file's parameters; a rung runs with its own "
                         "(its default, the shape's choice or the tuned ones): give --kernel-file, or drop --param")
     overrides = parse_overrides(params)
-    users = [load(path, i, overrides) for i, path in enumerate(kernel_files)]
+    users = [load_kernel_file(path, i, overrides) for i, path in enumerate(kernel_files)]
     for user in users:
         if user.spec.device != "gpu":
             raise KernelFileError(f"{user.given}: info, asm and profile look at CUDA kernels (.cu files)")
@@ -387,23 +239,21 @@ def _inspect_options(f):
     ]
     for option in reversed(options):
         f = option(f)
-    return _gpu_option(f)
+    return gpu_option(f)
 
 
 def _default_shape(m, n, k):
-    from .backend import Shape
     return Shape(m or 4096, n or 4096, k or 4096)
 
 
 @cli.command()
 @click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True,
               help="Rung ids (repeatable; default: every rung).")
-@_shape_options
+@shape_options
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON on stdout.")
 @_inspect_options
 def info(kernel_ids, m, n, k, as_json, kernel_files, params, gpu):
     """Occupancy at a shape: registers, shared memory, blocks per SM and the limit that binds."""
-    from .inspect import commands as instruments
     specs = _inspected(kernel_ids, kernel_files, params) if kernel_ids or kernel_files else list(ladder("gpu"))
     return instruments.info(specs, _default_shape(m, n, k), as_json, gpu or 0)
 
@@ -416,11 +266,10 @@ def info(kernel_ids, m, n, k, as_json, kernel_files, params, gpu):
                                            "with the rung's default parameters.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the listing to this file instead of stdout.")
-@_shape_options
+@shape_options
 @_inspect_options
 def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
     """A rung's PTX or SASS as gemmbench builds it, and its main loop's instruction mix."""
-    from .inspect import commands as instruments
     spec = _one_inspected(kernel_id, kernel_files, params)
     return instruments.asm(spec, _default_shape(m, n, k), kind, arch, output, gpu or 0)
 
@@ -433,11 +282,10 @@ def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
               help="Where to keep the .ncu-rep (default: under --results-dir).")
 @click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
               show_default=True, help="Where the report is kept.")
-@_shape_options
+@shape_options
 @_inspect_options
 def profile(kernel_id, plot, export, results_dir, m, n, k, kernel_files, params, gpu):
     """Nsight Compute on one call of a rung: pipes, memory, occupancy and warp stalls."""
-    from .inspect import commands as instruments
     spec = _one_inspected(kernel_id, kernel_files, params)
     return instruments.profile(spec, _default_shape(m, n, k), plot, export, results_dir, gpu or 0, params)
 
@@ -530,7 +378,6 @@ def _is_stdout_error() -> bool:
 def _broken_pipe() -> int:
     """The reader of stdout went away: stop quietly (and let Python's own
     flush at exit find nowhere to fail)."""
-    import os
     try:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (OSError, ValueError):

@@ -15,14 +15,21 @@ import json
 import sys
 from pathlib import Path
 
+from . import validate
 from .errors import UserError
 from .execute.devices import Devices, verbose_log
 from .execute.interrupts import Interrupted, Interrupts
 from .execute.recording import Outcome, record_run
 from .options import RunOptions
+from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
-from .output.runs import show_record
+from .output.runs import show_diff, show_record
 from .plan import Plan, build_plan
+from .records.diff import diff_records
+from .records.results import to_json
+from .records.store import current_writer, load, record_label
+from .rungs import ladder
+from .tuning import TuningCache, candidates, compile_candidates
 
 
 def reporter_for(options: RunOptions) -> Reporter:
@@ -35,15 +42,12 @@ def _load_baseline(path: Path | None):
     """The --baseline record, validated before anything runs."""
     if path is None:
         return None
-    from .records.store import load
     return load(path)
 
 
 def _check_plot(options: RunOptions) -> None:
     if options.plot is None:
         return
-    from . import validate
-    from .output.plot import require_matplotlib
     require_matplotlib()
     validate.check_plot_path(options.plot, options.overwrite)
 
@@ -70,13 +74,10 @@ def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter
     record, code = outcome.record, outcome.code
     diff = None
     if baseline is not None and record.results:
-        from .records.diff import diff_records
-        from .records.store import current_writer
         diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
         code = max(code, diff.exit_code)
     if record.results or outcome.stop is None:
         if options.as_json:
-            from .records.results import to_json
             data = json.loads(to_json(record))
             if diff is not None:
                 data["baseline_diff"] = {"baseline": str(baseline.path), **diff.to_dict()}
@@ -84,11 +85,8 @@ def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter
         else:
             show_record(reporter, record)
             if diff is not None:
-                from .output.runs import show_diff
-                from .records.store import record_label
                 show_diff(reporter, diff, f"{baseline.path} ({baseline.label})", f"this run ({record_label(record)})")
         if options.plot is not None and record.results:
-            from .output.plot import plot_sweep
             plot_sweep(record, options.plot)
             reporter.note(f"plot written to {options.plot}")
         if after_show is not None:
@@ -118,8 +116,6 @@ def _closing(outcome: Outcome, reporter: Reporter, devices: Devices, code: int) 
 
 def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Reporter | None = None) -> int:
     """Search one kernel's parameters at one shape; store the best for this GPU."""
-    from .rungs import ladder
-    from .tuning import TuningCache, candidates
     reporter = reporter or reporter_for(options)
     plan = build_plan(options)
     devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
@@ -160,7 +156,6 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
 
 def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:
     """The candidates that compile (in parallel, with a progress bar); the others are reported."""
-    from .tuning import compile_candidates
     built = []
     with reporter.progress(len(found), "compile") as advance:
         for params, error in compile_candidates(spec, gpu.info.compute_capability, found, jobs):

@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from .backend import Budget, Shape
+from .cpu.backend import core_count, default_threads
 from .errors import UserError
+from .gpu import device as gpu_device
+from .gpu.device import GpuUnavailable
+from .kernelfile import KernelFileError, check_overrides, device_of, load, parse_overrides
 from .options import RunOptions
 from .precision import PRECISIONS, comparison_precision
 from .rungs import get_spec, ladder
@@ -130,21 +134,18 @@ def parse_gpus(text: str, count: int) -> list[int]:
 
 
 def _open_gpu(ordinal: int) -> None:
-    """The default probe: open the GPU (pycuda, imported only when a GPU is wanted)."""
-    from .gpu.device import open_device
-    open_device(ordinal)
+    """The default probe: open the GPU (the module's own function, so tests can stand in for it)."""
+    gpu_device.open_device(ordinal)
 
 
 def _gpu_count() -> int:
-    from .gpu.device import device_count
-    return device_count()
+    return gpu_device.device_count()
 
 
 def resolve_device(options: RunOptions, file_devices: set[str], probe: Callable[[int], None] = _open_gpu,
                    count: Callable[[], int] = _gpu_count) -> tuple[str, int, tuple[int, ...] | None, str | None]:
     """(ladder, this process's GPU, the GPUs of --gpus or None, why auto fell
     back to the CPU). A GPU the user named must be there: no quiet fallback."""
-    from .gpu.device import GpuUnavailable
     gpus = None
     if options.gpus is not None:
         try:
@@ -172,7 +173,6 @@ def resolve_device(options: RunOptions, file_devices: set[str], probe: Callable[
 
 
 def _device_of(path: str) -> str:
-    from .kernelfile import device_of
     return device_of(path)
 
 
@@ -216,7 +216,6 @@ def _library_rows(device: str, precisions: set[str]) -> list[KernelSpec]:
 
 def user_specs(options: RunOptions) -> list[KernelSpec]:
     """The kernel files' records, read from their headers (nothing compiled)."""
-    from .kernelfile import check_overrides, load, parse_overrides
     overrides = parse_overrides(options.params)
     kernels = [load(path, i, overrides) for i, path in enumerate(options.kernel_files)]
     check_overrides(kernels, overrides)
@@ -250,7 +249,6 @@ def build_plan(options: RunOptions, probe: Callable[[int], None] = _open_gpu,
     users = user_specs(options)
     for spec in users:
         if spec.device != device:
-            from .kernelfile import KernelFileError
             want = "--device cpu (a C kernel)" if spec.device == "cpu" else "a GPU (a CUDA kernel)"
             raise KernelFileError(f"{options.kernel_files[-spec.id - 1]} runs with {want}, "
                                   f"not on the {device.upper()} ladder")
@@ -267,12 +265,10 @@ def build_plan(options: RunOptions, probe: Callable[[int], None] = _open_gpu,
     if device == "gpu":
         rows = [Row(device, s.id, s.precision, kernel_file=files_of.get(s.id)) for s in library + kernels]
         if options.command == "compare":  # OpenBLAS beside the GPU ladder
-            from .cpu.backend import core_count
             rows.append(Row("cpu", 0, "fp32", threads=options.threads or core_count()))
     else:
         rows = _cpu_rows(options, library, kernels, files_of)
     spread = {"sizes": "shapes", "tune": "candidates"}.get(options.command, "same")
-    from .kernelfile import parse_overrides
     return Plan(options.command, device, tuple(rows), _shapes(options, device), options.budget_for(device),
                 options.seed, options.flush_l2, gpu, gpus, spread, no_gpu_reason,
                 tuple(sorted(parse_overrides(options.params).items())), options.kernel_timeout,
@@ -282,7 +278,6 @@ def build_plan(options: RunOptions, probe: Callable[[int], None] = _open_gpu,
 def _cpu_rows(options: RunOptions, library: list[KernelSpec], kernels: list[KernelSpec],
               files_of: dict[int, str]) -> list[Row]:
     """Each thread count gets its own OpenBLAS row, the one its rungs are compared with."""
-    from .cpu.backend import default_threads
     baseline = library[0]
 
     def threads_of(spec):

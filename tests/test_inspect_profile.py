@@ -104,6 +104,7 @@ def test_roofline_from_the_h200_profiles():
 
 
 def test_plot_from_the_captured_profile(tmp_path):
+    pytest.importorskip("matplotlib")
     plot = tmp_path / "roofline.png"
     commands._plot(kernels("ncu_raw_rung14_h200.csv"), {"entry": "sgemm", "gpu": "NVIDIA H200"},
                    get_spec("gpu", 14), Shape(4096, 4096, 4096), plot)

@@ -5,7 +5,8 @@ import dataclasses
 import pytest
 
 from gemmbench.rungs import GPU_LADDER, baselines, get_spec
-from gemmbench.spec import KernelSpec, comparison_precision
+from gemmbench.precision import comparison_precision
+from gemmbench.spec import KernelSpec
 
 
 def test_rung_0_is_sgemm_and_cublas_tf32_is_its_companion():

@@ -93,6 +93,7 @@ def test_show_side_by_side_one_column_group_per_record(capsys):
 
 
 def test_show_plot_of_a_sizes_record(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
     png = tmp_path / "s.png"
     sizes = next(p for p in RECORDS if "ci-cpu-sizes" in p.name)
     code = cli.main(["show", str(sizes), "--plot", str(png)])

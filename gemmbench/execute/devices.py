@@ -17,9 +17,18 @@ from typing import Callable
 
 from .. import validate
 from ..backend import Shape
+from ..cpu import build
+from ..cpu.backend import CpuBackend, core_count
 from ..errors import UserError
+from ..gpu import compile as kernels
+from ..gpu.backend import GpuBackend, ShapeTooLarge
+from ..gpu.device import GpuUnavailable
+from ..kernelfile import KernelFileError, check_shapes, compile_summary, load
+from ..output.runs import identity_line
 from ..plan import Plan, Row
 from ..rungs import ladder
+from ..tuning import TuningCache
+from .isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
 from .local import Entry
 
 _STARTED = time.perf_counter()
@@ -38,9 +47,6 @@ class Devices:
         self.log = log
         self.gpu = None
         if plan.device == "gpu":
-            from ..gpu.backend import GpuBackend  # pycuda: only when the plan runs on a GPU
-            from ..gpu.device import GpuUnavailable
-            from ..tuning import TuningCache
             try:
                 self.gpu = GpuBackend(log=log, tuning=TuningCache() if plan.use_tuning else None, ordinal=plan.gpu)
             except GpuUnavailable as exc:
@@ -52,7 +58,6 @@ class Devices:
     def cpu(self, threads: int):
         """The CPU backend running everything at ``threads`` threads."""
         if threads not in self._cpu:
-            from ..cpu.backend import CpuBackend
             self._cpu[threads] = CpuBackend(threads=threads, log=self.log)
         return self._cpu[threads]
 
@@ -61,7 +66,6 @@ class Devices:
         """The plan's kernel files by their id (-1, -2, ...), loaded and
         compiled with their default parameters (KernelFileError otherwise)."""
         if self._users is None:
-            from ..kernelfile import load
             overrides = dict(self.plan.overrides)
             kernels = {}
             for row in self.plan.rows:
@@ -73,10 +77,8 @@ class Devices:
         return self._users
 
     def _compile(self, kernel) -> None:
-        from ..kernelfile import KernelFileError, compile_summary
         spec = kernel.spec
         if self.plan.device == "gpu":
-            from ..gpu import compile as kernels
             cc = self.gpu.info.compute_capability
             if cc < spec.min_cc:
                 raise KernelFileError(f"{kernel.given} needs compute capability %d.%d; this GPU has %d.%d"
@@ -92,7 +94,6 @@ class Devices:
                 raise KernelFileError(f"{kernel.given}: no kernel '{spec.entry}' after compiling ({exc}); declare it "
                                       f'extern "C" __global__ void {spec.entry}(int M, int N, int K, ...)') from None
             return
-        from ..cpu import build
         try:
             build.build(spec, self.log)
         except build.CompilerNotFound as exc:
@@ -104,14 +105,12 @@ class Devices:
     def backend_of(self, row: Row):
         if row.device == "gpu":
             return self.gpu
-        from ..cpu.backend import core_count
         return self.cpu(row.threads or core_count())
 
     def entries(self, rows: tuple[Row, ...] | list[Row]) -> list[Entry]:
         """One Entry per row, in order; a kernel file's row runs in its worker."""
         if self.plan.device == "cpu":
-            from ..cpu.build import check_ready
-            check_ready([self._spec(r) for r in rows if not r.kernel_file])  # a broken compiler: one line now
+            build.check_ready([self._spec(r) for r in rows if not r.kernel_file])  # a broken compiler: one line now
         return [self._entry(row) for row in rows]
 
     def _spec(self, row: Row):
@@ -126,7 +125,6 @@ class Devices:
         backend, spec = self.backend_of(row), self._spec(row)
         if not row.kernel_file:
             return Entry(backend, spec, row.given_params)
-        from .isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
         key = (row.kernel_id, row.threads)
         if key not in self._isolated:
             config = WorkerConfig(row.device, self.plan.kernel_timeout or DEFAULT_CALL_SECONDS, row.threads,
@@ -143,13 +141,11 @@ class Devices:
         validate.check_index_range(list(shapes), self.plan.device)
         validate.check_host_memory(list(shapes))
         if self.gpu is not None:
-            from ..gpu.backend import ShapeTooLarge
             for shape in shapes:
                 try:
                     self.gpu.check_fits(shape)
                 except ShapeTooLarge as exc:
                     raise UserError(f"{exc}: choose a smaller shape") from None
-        from ..kernelfile import check_shapes
         for kernel in self.user_kernels().values():
             check_shapes(kernel, shapes)
         if results_dir is not None:
@@ -160,7 +156,6 @@ class Devices:
         env = {}
         if self.gpu is not None:
             env.update(self.gpu.environment())
-            from ..output.runs import identity_line
             env["notes"] = [identity_line(env["gpu"])]
         cpu = next((e.backend for e in entries if e.backend.device == "cpu"), None)
         if cpu is not None:

@@ -19,7 +19,13 @@ import queue as queue_module
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
+from ..gpu.compile import cubin
+from ..gpu.device import gpu_state, sm_clock_now
+from ..output.runs import identity_line
 from ..plan import Plan, Row
+from ..records.results import KernelResult
+from .devices import Devices
+from .local import Batch, run_plan
 
 T = TypeVar("T")
 
@@ -57,9 +63,6 @@ def gpu_worker(order: WorkOrder, outbox) -> None:
         outbox.put((order.gpu, kind, payload))
 
     try:
-        from ..gpu.device import gpu_state, sm_clock_now
-        from .devices import Devices
-        from .local import Batch, run_plan
         plan = order.plan
         devices = Devices(plan)
         devices.check(plan.shapes, None)
@@ -152,9 +155,6 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
     rows (OpenBLAS beside compare) run here afterwards. Each result goes to
     the recording, then the record's rows are put in plan order. Returns
     whether a worker failed."""
-    from ..output.runs import identity_line
-    from ..records.results import KernelResult
-    from .local import Batch, run_plan
 
     record = recording.record
     cpu_entries = [e for e in entries if e.backend.device != "gpu"]
@@ -214,7 +214,6 @@ def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
     kernels at the same time. A kernel that does not compile is left to its
     worker, which reports it as a FAIL row."""
     from concurrent.futures import ThreadPoolExecutor
-    from ..gpu.compile import cubin
     cc = gpu.info.compute_capability
     jobs = {}
     for e in entries:

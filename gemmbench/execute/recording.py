@@ -20,6 +20,7 @@ from ..plan import Plan
 from ..records.results import KernelResult, RunRecord
 from ..records.writer import RecordWriter, SaveError, recover_orphans
 from .devices import Devices
+from .gpus import gpu_worker, run_on_gpus
 from .interrupts import Interrupted, Interrupts
 from .local import Batch, run_plan
 
@@ -98,7 +99,6 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
     workers_failed = False
     try:
         if plan.gpus:
-            from .gpus import gpu_worker, run_on_gpus
             workers_failed = run_on_gpus(plan, devices, entries, recording, reporter, worker or gpu_worker)
         else:
             with reporter.progress(plan.steps, plan.command) as advance:

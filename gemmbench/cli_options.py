@@ -1,0 +1,161 @@
+"""The command line's option types and option groups: every number parsed
+as ASCII and checked against its range (gemmbench.options.RANGES) when it is
+parsed, so a bad value is one line before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from . import validate
+from .options import RANGES, bounds
+from .precision import PRECISIONS
+
+# --------------------------------------------------------------------------
+# option types: every number is checked when it is parsed
+# --------------------------------------------------------------------------
+
+class Number(click.ParamType):
+    """A number written in ASCII within [low, high]: click's int also takes
+    full-width digits such as '９', its float takes nan and inf. ``high`` may be
+    a function, for bounds that depend on the machine."""
+
+    def __init__(self, parse, name: str, low=None, high=None, why: str = ""):
+        self.parse, self.name, self.low, self.high, self.why = parse, name, low, high, why
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        high = self.high() if callable(self.high) else self.high
+        wanted = f"give {_range_text(self.low, high)}{self.why}"
+        try:
+            number = self.parse(value)
+        except ValueError as exc:
+            self.fail(f"{exc}: {wanted}", param, ctx)
+        if (self.low is not None and number < self.low) or (high is not None and number > high):
+            self.fail(f"{value.strip()} is out of range: {wanted}", param, ctx)
+        return number
+
+
+def ascii_int(low: int | None = None, high=None, why: str = "") -> Number:
+    return Number(validate.parse_int, "integer", low, high, why)
+
+
+def finite_seconds(low: float, high: float) -> Number:
+    return Number(validate.parse_finite_float, "seconds", low, high, " seconds")
+
+
+def bounded(name: str, why: str = "") -> Number:
+    """The option type of a RunOptions field, with its range from options.RANGES."""
+    low, high = RANGES[name]
+    if isinstance(low, float):
+        return finite_seconds(low, high)
+    return ascii_int(low, high, why)
+
+
+def _range_text(low, high) -> str:
+    if high is None:
+        return f"an integer >= {low}"
+    return f"a value from {low:g} to {high:g}" if isinstance(low, float) else f"an integer from {low} to {high}"
+
+
+class DirectoryPath(click.ParamType):
+    """A directory path, never empty (Path('') would mean the current directory)."""
+
+    name = "directory"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Path):
+            return value
+        if not value.strip():
+            self.fail("an empty path; give a directory (default: results)", param, ctx)
+        return Path(value)
+
+
+POSITIVE = ascii_int(1)
+RUNG_ID = ascii_int(0)
+SIZE = bounded("m", " (the kernels take int sizes)")
+THREADS = bounded("threads", " (4 per core here, at most 1024)")
+SAMPLES = bounded("min_samples")
+
+
+# --------------------------------------------------------------------------
+# shared options
+# --------------------------------------------------------------------------
+
+def shape_options(f):
+    for name in ("k", "n", "m"):
+        f = click.option(f"-{name}", type=SIZE, default=None,
+                         help=f"{name.upper()} (default 4096 on the GPU, 1024 on the CPU).")(f)
+    return f
+
+
+def common_options(f):
+    options = [
+        click.option("--device", type=click.Choice(["auto", "gpu", "cpu"]), default="auto", show_default=True,
+                     help="Which ladder; auto picks the GPU when one is usable."),
+        click.option("--threads", type=THREADS, default=None,
+                     help="CPU threads for OpenBLAS and OpenMP (default: 1 for rungs 1-5, all cores for rung 6; "
+                          "at most 4 per core)."),
+        click.option("--seed", type=bounded("seed"), default=0, show_default=True,
+                     help="Seed of the random inputs (0 to 2**32-1)."),
+        click.option("--flush-l2", is_flag=True, help="Flush the L2 cache before every timed call (cold cache)."),
+        click.option("--warmup", type=bounded("warmup"), default=None,
+                     help=f"Warm-up seconds per kernel (0 to {bounds('warmup')[1]:g})."),
+        click.option("--min-samples", type=SAMPLES, default=None, help="Fewest samples per kernel."),
+        click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
+        click.option("--budget", type=bounded("budget"), default=None,
+                     help=f"Seconds of samples per kernel before stopping (0 to {bounds('budget')[1]:g})."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
+        click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table",
+                     show_default=True, help="How to print the results."),
+        click.option("--no-save", is_flag=True, help="Do not save a JSON record under --results-dir."),
+        click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
+                     show_default=True, help="Where records are saved."),
+        click.option("--no-tune-cache", is_flag=True,
+                     help="Ignore the parameters stored by 'gemmbench tune' (use each rung's defaults)."),
+        click.option("-v", "--verbose", is_flag=True, help="Show compiler commands and timings on stderr."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def kernel_file_options(f):
+    """A user's own kernel files (gemmbench.kernelfile.header), run beside the ladder."""
+    options = [
+        click.option("--kernel-file", "kernel_files", multiple=True, type=click.Path(dir_okay=False),
+                     help="Your own kernel: a .cu (GPU) or .c (CPU) file with a 'gemmbench kernel' header "
+                          "(repeatable; shown as rows -1, -2, ...)."),
+        click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+                     help="Override a parameter of the kernel files (repeatable)."),
+        click.option("--kernel-timeout", type=bounded("kernel_timeout"), default=None,
+                     help="Seconds one call of a kernel file may run before its row FAILs (default 10)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+# -- which GPUs, and a saved run to compare with (issue 10) -------------------
+
+def gpu_option(f):
+    return click.option("--gpu", type=RUNG_ID, default=None,
+                        help="Which GPU, by CUDA's index (default 0; CUDA_VISIBLE_DEVICES is honoured).")(f)
+
+
+def gpus_option(f):
+    return click.option("--gpus", default=None, metavar="all|0,2,3",
+                        help="Several GPUs, one worker process each: 'all' or a list of indices.")(f)
+
+
+def baseline_option(f):
+    return click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="RECORD.json",
+                        help="Also diff this run against a saved record (exit 1 on a significant slowdown).")(f)
+
+
+def precision_option(f):
+    return click.option("--precision", "precisions", multiple=True, type=click.Choice(list(PRECISIONS)),
+                        help="Only rungs of this precision class (repeatable).")(f)
