@@ -63,7 +63,7 @@ def cli(ctx):
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id (0 = the library baseline).")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, multiple=True, help="Rung id (one; 0 = the library baseline).")
 @shape_options
 @kernel_file_options
 @common_options
@@ -71,7 +71,9 @@ def cli(ctx):
 @baseline_option
 def run(kernel_id, **given):
     """One rung (or kernel file) at one shape, beside the library baseline."""
-    options = _options("run", kernels=() if kernel_id is None else (kernel_id,), **given)
+    if len(kernel_id) > 1:
+        raise UserError(f"run takes one -i (got {', '.join(map(str, kernel_id))}); compare takes several")
+    options = _options("run", kernels=kernel_id, **given)
     return commands.benchmark(options, _interrupts())
 
 
@@ -111,7 +113,7 @@ def sizes(kernel_ids, **given):
 
 
 @cli.command()
-@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, default=None, help="Rung id with tunable parameters.")
+@click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, multiple=True, help="Rung id with tunable parameters (one).")
 @click.option("--limit", type=POSITIVE, default=None,
               help="Try at most this many candidates (the defaults plus a seeded random sample).")
 @click.option("--top", type=POSITIVE, default=10, show_default=True,
@@ -125,7 +127,7 @@ def sizes(kernel_ids, **given):
 @gpus_option
 def tune(kernel_id, **given):
     """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
-    options = _options("tune", kernels=() if kernel_id is None else (kernel_id,), **given)
+    options = _options("tune", kernels=kernel_id, **given)
     return commands.tune(options, _interrupts())
 
 
@@ -295,15 +297,36 @@ def _one_line(message: str) -> str:
     return "; ".join(line.strip() for line in message.splitlines() if line.strip())
 
 
-def _stdout_usable() -> str | None:
-    """Why stdout cannot take the output (closed), or None."""
-    if sys.stdout is None:
-        return "standard output is closed"
-    try:
-        sys.stdout.fileno()
-    except (OSError, ValueError):
-        return None  # a stream without a descriptor (tests capture output so): usable
-    return None
+class StdoutError(Exception):
+    """Writing to standard output failed (a closed pipe, a full disk); ``cause`` is the OSError."""
+
+    def __init__(self, cause: OSError):
+        super().__init__(cause.strerror or str(cause))
+        self.cause = cause
+
+
+class _GuardedStdout:
+    """sys.stdout as gemmbench writes to it: an OSError of a write or a flush
+    becomes StdoutError, which no library below mistakes for its own error
+    (rich would turn a broken pipe into exit 1), so main() ends it one way."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def flush(self):
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise StdoutError(exc) from None
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
 
 
 def main(argv: list[str] | None = None, interrupts: Interrupts | None = None) -> int:
@@ -327,12 +350,23 @@ def _main(argv: list[str] | None, interrupts: Interrupts) -> int:
         click.echo(f"gemmbench: error: {_one_line(message)}", err=True)
         return 2
 
-    closed = _stdout_usable()
-    if closed:
-        return error(closed)
+    if sys.stdout is None:
+        return error("standard output is closed: give it a file or a pipe")
     for stream in (sys.stdout, sys.stderr):  # an ASCII-only terminal gets escapes, not a UnicodeEncodeError
         if stream is not None and hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    original, sys.stdout = sys.stdout, _GuardedStdout(sys.stdout)
+    try:
+        return _run(argv, interrupts, error)
+    except StdoutError as exc:
+        if isinstance(exc.cause, BrokenPipeError):
+            return _broken_pipe(original)
+        return error(f"cannot write to standard output: {exc}")
+    finally:
+        sys.stdout = original
+
+
+def _run(argv: list[str] | None, interrupts: Interrupts, error) -> int:
     try:
         code = cli.main(args=argv, prog_name="gemmbench", standalone_mode=False, obj=interrupts)
     except click.exceptions.Exit as exc:  # --help, --version
@@ -346,40 +380,20 @@ def _main(argv: list[str] | None, interrupts: Interrupts) -> int:
         interrupts.hold()
         click.echo(f"gemmbench: interrupted by {exc.name}", err=True)
         code = exc.exit_code
-    except BrokenPipeError:
-        return _broken_pipe()
     except UserError as exc:  # the user's input or environment, raised anywhere below: one line, exit 2
         details = getattr(exc, "details", "")  # a compiler's full message, above its one-line summary
         if details:
             click.echo(details.rstrip(), err=True)
         code = error(str(exc))
-    except OSError as exc:
-        if exc.filename is None and exc.errno is not None and _is_stdout_error():
-            return error(f"cannot write to standard output: {exc.strerror or exc}")
-        raise
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return _broken_pipe()
-    except OSError as exc:
-        return error(f"cannot write to standard output: {exc.strerror or exc}")
+    sys.stdout.flush()  # what is still buffered fails here, inside the guard
     return code if isinstance(code, int) else 0
 
 
-def _is_stdout_error() -> bool:
-    """Whether stdout is what failed: flushing it again fails too."""
-    try:
-        sys.stdout.flush()
-    except OSError:
-        return True
-    return False
-
-
-def _broken_pipe() -> int:
+def _broken_pipe(stdout) -> int:
     """The reader of stdout went away: stop quietly (and let Python's own
     flush at exit find nowhere to fail)."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
     except (OSError, ValueError):
         pass
     return BROKEN_PIPE_EXIT

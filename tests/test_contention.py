@@ -56,24 +56,28 @@ def test_measure_watched_flags_and_notes(monkeypatch):
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs CPU affinity (Linux)")
 def test_a_busy_process_on_the_same_core_flags_the_row():
-    """A real disturbance: a spinning child pinned to the core this test is
-    pinned to; OpenBLAS timed on that core must come out disturbed."""
+    """A real, known disturbance: a child that spins, pinned to the core this
+    test is pinned to, and a measurement long enough (300 calls of a 192^3
+    GEMM, a few hundred ms of CPU) that the scheduler must share the core:
+    OpenBLAS timed there comes out disturbed, however busy the machine is."""
     core = min(os.sched_getaffinity(0))
     saved = os.sched_getaffinity(0)
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    hog = subprocess.Popen([sys.executable, "-c", "import sys; print('spinning', flush=True)\nwhile True: pass"],
+                           stdout=subprocess.PIPE, text=True)
     try:
         os.sched_setaffinity(hog.pid, {core})
         os.sched_setaffinity(0, {core})
-        time.sleep(0.2)  # the hog is running
+        assert hog.stdout.readline().strip() == "spinning"  # it is running now, on our core
         backend = CpuBackend(threads=1)
-        problem = Problem.random(Shape(64, 64, 64))
+        problem = Problem.random(Shape(192, 192, 192))
         backend.load(problem)
         gemm = backend.prepare(get_spec("cpu", 0), problem.shape).gemm
-        samples, notes, disturbed = measure_watched(backend, gemm, Budget(0, 5, 1000, 0.3), False, 1)
+        samples, notes, disturbed = measure_watched(backend, gemm, Budget(0, 300, 300, 0), False, 1)
     finally:
         os.sched_setaffinity(0, saved)
         hog.kill()
         hog.wait()
+    assert len(samples) == 300
     assert disturbed and notes["cpu_wait_fraction"] > 0.2, notes
 
 
