@@ -79,7 +79,7 @@ def gpu_worker(order: WorkOrder, outbox) -> None:
 
     try:
         from .bench import Plan, run_plan
-        from .gpu.device import gpu_state, sm_clock_now
+        from .gpu.nvml import gpu_state, sm_clock_now
         from .report import Reporter
         from .session import Session
         opts = {**order.opts, "gpu": order.gpu, "gpus": None, "device": "gpu", "no_save": True}
