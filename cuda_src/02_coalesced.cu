@@ -9,15 +9,14 @@
 //   nothing is reused across threads except through the caches.
 // Tile: a 1-D block of BLOCK*BLOCK threads computes a BLOCK x BLOCK tile of C;
 //   grid.x over M, grid.y over N: blocks launched together share columns of B
-//   (2.4% faster at 4096^3 on the H200 than grid.x over N: 6.02 vs 5.88 TFLOP/s).
+//   (measured a little faster than grid.x over N).
 // Edges: threads outside C simply do nothing.
 // Offsets: 32-bit wherever every offset of A, B and C fits in an int (the
 //   grid-uniform branch below), 64-bit only for matrices past 2^31 elements.
 //   With 32-bit offsets ptxas steps B's address with one IMAD.WIDE per k
 //   instead of a 64-bit add pair. The dot product is a __noinline__ function:
 //   inlined twice, ptxas compiled both loops into the 64-bit form.
-//   H200, 4096^3: 6.14 TFLOP/s (64-bit offsets throughout: 5.97; the
-//   worklog's kernel 2 measured in the same harness: 6.06).
+// The measured figures behind these choices (H200): results/notes/2026-11-kernel-measurements.md.
 #include "common.cuh"
 
 template <typename Offset>

@@ -15,9 +15,10 @@
 //   guarded. A block wholly inside C walks its full K tiles in a loop with no
 //   guards at all; only the last, partial K tile and the blocks on C's edge
 //   take the guarded loop. (Checking inside one loop whether each tile needed
-//   guards cost the interior ~15 instructions a tile: 8.71 TFLOP/s against the
-//   worklog's unguarded kernel 3 at 9.07 in our harness, 4096^3 on the H200;
-//   with the guard-free loop stepping two per-thread pointers, 9.18.)
+//   guards cost the interior ~15 instructions a tile and ran measurably slower
+//   than an unguarded loop; the guard-free loop stepping two per-thread
+//   pointers won back the difference. Figures (H200):
+//   results/notes/2026-11-kernel-measurements.md.)
 //   Out-of-range threads stay alive because they help load tiles and must
 //   reach every __syncthreads().
 #include "common.cuh"

@@ -20,9 +20,9 @@ static_assert(BM % TM == 0 && BN % TN == 0, "the thread tiles must cover the blo
 static_assert((BM * BK) % THREADS == 0 && (BN * BK) % THREADS == 0, "every thread loads the same count");
 
 // Two blocks per SM (<= 128 registers a thread) where ptxas fits the unrolled
-// loop in them without spilling: on sm_90, 29.6 against 22.2 TFLOP/s with one
-// block (4096^3 on the H200; 16 warps hide the shared-load latency that 8 do
-// not). sm_80's ptxas would spill 164 bytes under that cap, so it keeps one.
+// loop in them without spilling: on sm_90, 16 warps hide the shared-load
+// latency that 8 do not (H200 figures: results/notes/2026-11-kernel-measurements.md).
+// sm_80's ptxas would spill 164 bytes under that cap, so it keeps one.
 #if __CUDA_ARCH__ >= 900
 #define R5_MIN_BLOCKS 2
 #else

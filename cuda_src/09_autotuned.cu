@@ -1,9 +1,14 @@
 // Rung 9 — autotuned blocktiling.
 //
 // What changed: nothing in the algorithm of rung 6 (float4 global loads, A
-// stored transposed in shared memory, a TM x TN register tile per thread);
-// the tile sizes BM, BN, BK, TM, TN are now compile-time -D parameters, so a
-// search can pick the shape that suits the GPU (occupancy vs. reuse).
+// stored transposed in shared memory, a TM x TN register tile per thread).
+// Rung 6 already takes BM, BN, BK, TM, TN as -D parameters; this rung is
+// written so that a search over them can pick the shape that suits the GPU
+// (occupancy vs. reuse): the tile copies and the register-tiled loop are
+// common.cuh's shape-generic helpers, the static_asserts below (and the
+// register budget in gemmbench/rungs/gpu.py) reject the shapes that cannot
+// work or would spill, and __launch_bounds__ promises no second block per
+// SM, a cap that would make some candidates spill.
 // Expected bottleneck: shared-memory bandwidth and latency (each thread reads
 // TM + TN floats per k for TM * TN FMAs) and the two barriers per K tile,
 // during which nothing overlaps the global loads but other resident blocks.

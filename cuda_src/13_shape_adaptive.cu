@@ -1,14 +1,13 @@
 // Rung 13 — shape-adaptive tiles and split-K.
 //
-// What changed from rung 12: nothing in the inner loop (this file inlines
-// rung 12's multistage_mainloop / multistage_store, with rung 12's own entry
-// point switched off). What changes is how the work is cut: at 4096^3 a
-// 128 x 256 tile gives 512 blocks for 132 SMs, but at 256^3 it gives 2, and
-// at 1024^3 32. Here the tile shape is a per-shape choice (the -D params,
-// picked by gemmbench/shape_select.py from three compiled configurations:
-// 64x64 tiles of 4x8 per thread with 4 blocks/SM, 128x128 of 8x8, 256x128
-// of 8x16),
-// and K can be split: blockIdx.z = split z sums K tiles
+// What changed from rung 12: nothing in the inner loop (rung 12's
+// multistage_mainloop / multistage_store, shared through multistage_loop.cuh).
+// What changes is how the work is cut: at 4096^3 a 128 x 256 tile gives 512
+// blocks for 132 SMs, but at 256^3 it gives 2, and at 1024^3 32. Here the
+// tile shape is a per-shape choice (the -D params, picked by select() in
+// gemmbench/rungs/multistage.py from three compiled configurations: 64x64
+// tiles of 4x8 per thread with 4 blocks/SM, 128x128 of 8x8, 256x128 of
+// 8x16), and K can be split: blockIdx.z = split z sums K tiles
 // [z*per, min((z+1)*per, tiles)) with per = ceil(tiles / SPLITS), and writes
 // its raw sums to partials[z*M*N + row*N + col]; reduce_splits then adds the
 // SPLITS partial sums in the fixed order z = 0, 1, ... (deterministic) and
@@ -22,8 +21,7 @@
 // whose K range is empty (possible when SPLITS does not divide the tile
 // count evenly) still writes its zeros, so reduce_splits never reads
 // uninitialised partials.
-#define MULTISTAGE_NO_ENTRY
-#include "12_multistage.cu"
+#include "multistage_loop.cuh"
 
 extern "C" __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float* __restrict__ B, float beta,

@@ -38,23 +38,21 @@
 // writes the registers of a pending wgmma and keeps the wgmmas asynchronous
 // (no C7513).
 //
-// Expected bottleneck, measured on the H200 at 4096^3 (256 x 128 x 32, 4
-// stages: ~238-247 TFLOP/s, ~63% of cuBLAS TF32's ~385; wait_group 1 instead
-// of 0 gained only 1-5% over four runs): the load path, not wgmma issue
-// gaps. Without the loads the wgmma loop alone runs
-// at ~394 TFLOP/s and the loads alone take ~0.385 ms (vs 0.57 ms together);
-// ncu: L2 ~37% and issue ~36% busy, tensor pipe ~51%. Tried and slower: a
-// producer warpgroup (cp.async + mbarriers, setmaxnreg) 149 TFLOP/s; B
-// fragments straight from global memory into registers (6-7 A-only stages)
-// 197; 256 x 192 tiles (3 warpgroups) 188; BK = 16 with 8 stages 211; two
-// CTAs per SM (128 x 128 x 16, 6 stages, <= 128 registers) 186; the B tile by
-// cp.async.bulk row copies completing on mbarriers 155; 2-CTA clusters
-// sharing the B tile through distributed shared memory (half the B bytes per
-// CTA, cluster barrier per tile, B fragments via ld.shared::cluster) 165.
-// Throughput falls with tile area (256 x 128: ~242, 192 x 128: ~185,
-// 128 x 128: ~160-186), i.e. with the L2 -> SM bytes per FLOP.
-// cuBLAS presumably closes the gap with TMA (tensor maps, multicast in
-// clusters), which this tool's plain-pointer launch cannot provide.
+// Expected bottleneck: the load path, not wgmma issue gaps. Timed apart, the
+// wgmma loop without the loads runs much faster than the whole kernel and the
+// loads alone take most of its time; ncu shows L2, issue and the tensor pipe
+// all far from busy (latency, not a saturated unit), and wait_group 1 instead
+// of 0 gained only a few percent. Tried and slower: a producer warpgroup
+// (cp.async + mbarriers, setmaxnreg); B fragments straight from global memory
+// into registers (6-7 A-only stages); 256 x 192 tiles (3 warpgroups); BK = 16
+// with 8 stages; two CTAs per SM (128 x 128 x 16, 6 stages, <= 128
+// registers); the B tile by cp.async.bulk row copies completing on mbarriers;
+// 2-CTA clusters sharing the B tile through distributed shared memory (half
+// the B bytes per CTA, cluster barrier per tile, B fragments via
+// ld.shared::cluster). Throughput falls with tile area, i.e. with the L2 -> SM
+// bytes per FLOP. cuBLAS presumably closes the gap with TMA (tensor maps,
+// multicast in clusters): rung 16 takes that step. The measured figures
+// (H200): results/notes/2026-11-kernel-measurements.md.
 //
 // Tile: C tile BM x BN, BM = wgmma N in {64, 128, 192, 256}; BN = 64 per
 // warpgroup (BN / 64 warpgroups; all issue copies and wgmmas); K tile BK.

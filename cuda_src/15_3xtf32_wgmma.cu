@@ -10,27 +10,29 @@
 // Driver "presplit_a": A is the shared-memory (descriptor) operand of the
 // transposed product D = B^T * A^T, so splitting it inside the kernel would
 // cost a shared-memory round trip per tile; the small `split_tf32` kernel
-// writes A_big and A_small once per call (~63 us at 4096 x 4096). B, the
+// writes A_big and A_small once per call (a small part of the call's time).
+// B, the
 // register operand, is split by each thread as it reads its fragment.
 //
 // Accuracy: the tensor cores do not round each addition into the FP32
 // accumulator to nearest; summed over K in one accumulator the error grows
-// with K (uniform(-1, 1) inputs: 1e-6 at K = 256, 6e-6 at K = 16384: 3-70x
-// cuBLAS SGEMM). So the wgmma accumulator restarts every FLUSH K tiles
-// (scale-d = 0) and is added into a second register set with FP32 FADD:
-// tensor-core partial sums of FLUSH * BK <= 64 terms, then an ordinary FP32
-// sum; the error then stays at or below cuBLAS SGEMM's at K = 256, 4096 and
-// 16384. The second register set limits the tile to BM <= 192.
+// with K, to several times cuBLAS SGEMM's. So the wgmma accumulator
+// restarts every FLUSH K tiles (scale-d = 0) and is added into a second
+// register set with FP32 FADD: tensor-core partial sums of FLUSH * BK <= 64
+// terms, then an ordinary FP32 sum; the error then stays at or below cuBLAS
+// SGEMM's at K = 256, 4096 and 16384. The second register set limits the
+// tile to BM <= 192.
 //
 // Layout, pipeline and edges: as rung 14 (C tile computed transposed; A_big
 // and A_small tiles side by side in each 1024-byte aligned ring slot, in the
 // 128B / 64B swizzled K-major layout read by descriptor; B tile row-major
 // with row stride BN + 8 floats, read into register fragments; cp.async ring
 // of STAGES slots with zero-fill; per-element guarded stores).
-// Expected bottleneck: as rung 14, the latency of the load path (measured on
-// the H200 at 4096^3: 192 x 128 x 16, 6 stages: ~84 TFLOP/s with FLUSH = 2 (the default), ~86 with FLUSH = 4, incl.
-// the split; with FLUSH = 0 and 256 x 128 tiles ~107 TFLOP/s, but 3-70x less
-// accurate than cuBLAS SGEMM at long K).
+// Expected bottleneck: as rung 14, the latency of the load path. Flushing
+// less often (FLUSH = 4) or never (FLUSH = 0, which also allows 256 x 128
+// tiles) runs faster, the latter at an error far above cuBLAS SGEMM's at long
+// K. The measured speeds and errors (H200):
+// results/notes/2026-11-kernel-measurements.md.
 // Tile: C tile BM x BN, BM = wgmma N in {64, 128, 192, 256}, BN = 64 per
 // warpgroup; K tile BK (32 or 16). Shared memory: STAGES * (2 * BM * BK +
 // BK * (BN + 8)) floats + 1 KiB (alignment).

@@ -9,7 +9,7 @@
 // warp arrives once its wgmmas on the slot have retired); the block-wide
 // __syncthreads of rung 14 is gone. Why it should help: rung 14 spent ~12
 // cp.async per thread per tile plus their address arithmetic and a barrier,
-// and its profile was latency-bound on loads (tensor pipe ~51% busy); TMA
+// and its profile was latency-bound on loads (tensor pipe about half busy); TMA
 // moves a whole tile per instruction, computes the swizzle itself and
 // zero-fills the edges, so the warps only wait and compute.
 //
@@ -24,9 +24,9 @@
 //
 // Expected bottleneck: the B fragment loads (ld.shared, 16 per thread per
 // tile) and thread 0, which issues the TMA inside its compute loop, once
-// every warp has released the slot of the tile before. Measured on the H200
-// (256 x 128 x 32, 4 stages): 305 TFLOP/s at 4096^3 (85% of cuBLAS TF32,
-// rung 14: 233); ncu: tensor pipe 79% busy (rung 14: ~51%), issue 29%.
+// every warp has released the slot of the tile before. Against rung 14, ncu
+// shows the tensor pipe much busier and the call faster; the figures (H200):
+// results/notes/2026-11-kernel-measurements.md.
 //
 // Tile: C tile BM x BN (BM = wgmma N in {64..256}, BN = 64 per warpgroup),
 // K tile BK in {16, 32}, STAGES slots; grid 1-D, GROUP_M rasterised (rung 14).

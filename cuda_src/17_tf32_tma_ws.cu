@@ -21,21 +21,10 @@
 // permutation, still conflict-free) and its results go out as 64-bit stores
 // that fill whole 32-byte sectors (rung 16's scalar stores half-fill
 // theirs). Fewer instructions and sectors mean less energy, and under the
-// H200's power cap a higher clock.
-//
-// Measured on the H200 (256 x 128 x 32, 4 stages; `compare` against the
-// unpaired layout, rung 17 before this change, in the same runs: 8 runs at
-// 4096^3 and 8192^3, 4 at 1024^3 and 2048^3, over 4 device calls; the
-// large shapes' TF32 rows all throttled): 4096^3 397-411 us (334.6-346.5
-// TFLOP/s, 92.6-98.6% of cuBLAS TF32) where unpaired took 403-431 us
-// (88.2-95.1%), SM clock 1392-1470 MHz against 1317-1455; 8192^3 3.16-3.21
-// ms (95.3-96.4%) against 3.31-3.35 ms (91.0-91.8%); 1024^3 (128 x 64
-// tiles) 11.8-12.2 us (113.7-119.7%) against 13.1-13.3 us; 2048^3
-// 51.8-53.1 us (96.5-104.9%) against 55.6-57.8 us (90.4-96.1%).
-// ncu at 4096^3 (`gemmbench profile -i 17`): 353.5 us at 1579 MHz, tensor
-// pipe 95.0% busy, issue 27.8%, L2 57.9%, no shared bank conflicts; before
-// pairing (the README's ncu table) 375 us at 1.59 GHz, tensor pipe 89%,
-// issue 31%.
+// H200's power cap a higher clock. Measured against the unpaired layout in
+// the same runs, the paired one's times were lower at every size tried (the
+// ranges overlap at 4096^3), at a higher SM clock on the whole; ncu shows the
+// tensor pipe busier and no shared bank conflicts. The figures (H200): results/notes/2026-11-kernel-measurements.md.
 //
 // Tile: C tile BM x BN, BN = 64 per consumer warpgroup; block = BN / 64 * 128
 // + 128 threads. Edges and padded operands as rung 16.

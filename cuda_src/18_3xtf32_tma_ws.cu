@@ -11,12 +11,11 @@
 // (FLUSH*BK <= 64 terms: 32 by default) and is added into a second register
 // set with FP32 adds. Every K tile therefore ends with wgmma.wait_group 0;
 // the other consumer warpgroup keeps the tensor cores busy meanwhile.
-// Why it should help over rung 15: rung 17 keeps the tensor pipe ~89% busy
-// where rung 14's loop managed ~51%; 3xTF32 is three times the tensor work per
-// byte loaded, so the 128 x 128 tile the two register sets allow is enough.
-// Measured on the H200: 112.5 TFLOP/s at 4096^3 (2.19x cuBLAS SGEMM, rung 15:
-// 1.63x), 1.92x at 1024^3, 2.25x at 8192^3; max error 1.4e-7 / 7.7e-8 /
-// 6.2e-8 at K = 256 / 4096 / 16384 (cuBLAS SGEMM: 3.6e-7 / 3.4e-7 / 3.3e-7).
+// Why it should help over rung 15: rung 17 keeps the tensor pipe far busier
+// than rung 14's loop did; 3xTF32 is three times the tensor work per byte
+// loaded, so the 128 x 128 tile the two register sets allow is enough.
+// Its speed against cuBLAS SGEMM and rung 15, and its errors against cuBLAS
+// SGEMM's (H200): results/notes/2026-11-kernel-measurements.md.
 //
 // Tile: C tile BM x BN, BM <= 128 (accumulators and partial sums: BM
 // registers per thread), BN = 64 per consumer warpgroup; persistent grid,

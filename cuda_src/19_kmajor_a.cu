@@ -17,20 +17,22 @@
 // the same 4096 FFMA and 192 LDS.128 per K tile as rung 12, 36 MOV against
 // 168, and a quarter as many FFMAs whose two non-reused sources share a
 // register bank (133 against 656 of 4096, counting banks as register % 4).
-// Cost of the pre-pass: M*K floats read and written once; ncu on the H200:
-// 31.7 us at 4096^3 (4.2 TB/s), 9.9 us at 2048^3.
+// Cost of the pre-pass: M*K floats read and written once, at close to DRAM
+// bandwidth: small beside the GEMM at the shapes where this rung pays.
 //
-// Measured (H200, gemmbench compare, % of cuBLAS SGEMM in the same run):
-// rung 12's own 256x128x32 tiles of 8 x 16 go from 44.9-45.0 TFLOP/s (87.5%)
-// to 49.8-50.2 (97-98%) at 4096^3; ncu: FMA pipe 76.5% busy (rung 12:
-// 70.2%, cuBLAS 80.4%), issue slots 80.9%. With registers to spare, other
-// tiles fit: 128x256x32 of 16 x 8 runs 51.3-51.6 TFLOP/s (99.7-100.6%) at
-// 4096^3 but 89% at 2048^3, where BK = 16 (4 stages) runs 97%. The record's
-// tiles (gemmbench/rungs/multistage.py, select_19): 128x128x16 of 16 x 8,
-// 4 warps, 2 blocks per SM (51.4 TFLOP/s = 100.4% at 4096^3, 49.1 = 97.6% at
-// 2048^3), or, when those tiles would leave a last wave under 94% full,
-// 64x128x16 of 8 x 8, 4 warps, 3 blocks per SM (109.7% at 3072^3, 92.0% at
-// 2560^3, 93.9% at 1024^3).
+// Effect: with rung 12's own 256x128x32 tiles of 8 x 16 the freed registers
+// alone make the loop faster and the FMA pipe busier. With registers to
+// spare, other tiles fit; the record's tiles (select_19 in
+// gemmbench/rungs/multistage.py) are 128x128x16 of 16 x 8, 4 warps, 2 blocks
+// per SM, or, when those tiles would leave a last wave under 94% full,
+// 64x128x16 of 8 x 8, 4 warps, 3 blocks per SM (BK = 16 with 4 stages held
+// up better than BK = 32 at 2048^3). The measured figures (H200, gemmbench
+// compare and ncu): results/notes/2026-11-kernel-measurements.md.
+// Where the rung's pieces live: this kernel and its pre-pass; the record
+// (gemmbench/rungs/gpu.py, rung 19); its parameters, constraints and
+// per-shape choice (gemmbench/rungs/multistage.py, with rungs 12 and 13);
+// the host side that launches the pre-pass, then sgemm, within the timed
+// call (the "transpose_a" driver, gemmbench/gpu/drivers.py).
 //
 // Layout. A stage is [As: BK x BM | Bs: BK x BN], both row-major with no
 // padding or swizzle. Lanes: a warp is 8 (M) x 4 (N) lanes; lane (ly, lx)

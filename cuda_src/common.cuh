@@ -51,7 +51,10 @@ __device__ __forceinline__ bool offsets_fit_int(int M, int N, int K) {
 constexpr int min_blocks_for_128_regs(int threads) { return threads >= 512 ? 1 : 65536 / (128 * threads); }
 
 // ---------------------------------------------------------------------------
-// Edge handling shared by rungs 3-8. Coordinates are relative to a pointer
+// Edge handling of rungs 3-8 (load_guarded, store_guarded: 3-5; load_float4,
+// store_float4: 6-8), also taken by later rungs: is_aligned16 by most of
+// 6-19, store_float4 by 12, 13 and 19, store_guarded by the mma.sync fallback
+// of 14-18. Coordinates are relative to a pointer
 // `m` already moved to a tile's corner; `rows` x `cols` is what is left of the
 // matrix from that corner (it may exceed the tile), `ld` the row stride.
 // ---------------------------------------------------------------------------

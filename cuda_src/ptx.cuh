@@ -1,6 +1,7 @@
-// Inline-PTX wrappers shared by the rungs that copy with cp.async (12-15, 19) and
-// round to TF32 (14-15). The tool pastes headers as text, so no CUDA header
-// is pulled in: each instruction is spelled out here once.
+// Inline-PTX wrappers, included by rungs 12-19: shared-memory addresses
+// (12-19), cp.async copies (12-15 and 19, and the mma.sync fallback of 14-18
+// in tf32_mma_sync.cuh) and TF32 rounding (14-18). The tool pastes headers as
+// text, so no CUDA header is pulled in: each instruction is spelled out here once.
 
 // A generic pointer to shared memory as the 32-bit shared-space address PTX wants.
 __device__ __forceinline__ unsigned smem_addr(const void* p) {

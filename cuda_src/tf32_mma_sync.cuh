@@ -1,6 +1,6 @@
-// Tensor-core SGEMM with mma.sync (sm_80 and later): the path that rungs 14
-// (TF32) and 15 (3xTF32) take where wgmma is missing (sm_80/86/89, and plain
-// sm_90 builds). Pasted textually after common.cuh; its PTX wrappers come from ptx.cuh.
+// Tensor-core SGEMM with mma.sync (sm_80 and later): the path that rungs 14-18
+// (TF32: 14, 16, 17; 3xTF32: 15, 18) take where wgmma is missing (sm_80/86/89,
+// and plain sm_90 builds). Pasted textually after common.cuh; its PTX wrappers come from ptx.cuh.
 //
 //   template <bool kThreeTf32>
 //   __device__ void tf32_mma_sync_gemm(M, N, K, alpha, A_big, A_small, B, beta, C)

@@ -1,4 +1,4 @@
-// TMA and mbarrier wrappers for the rungs that take tensor maps (16 on), and
+// TMA and mbarrier wrappers for the rungs that take tensor maps (16-18), and
 // the row copy their driver runs when an operand's rows are not 16-byte
 // multiples (TMA's rule for a global row pitch).
 //

@@ -1,4 +1,4 @@
-// The TMA tile ring rungs 16 and 17 share on Hopper. Include it inside
+// The TMA tile ring rungs 16-18 share on Hopper. Include it inside
 // `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`, after wgmma_tiles.cuh and tma.cuh.
 //
 // Ring slot: A_SOURCES A boxes (BM rows x BK floats each, BK*4-byte swizzle:

@@ -1,4 +1,4 @@
-// Hopper (sm_90a) wgmma wrappers shared by rungs 14 and 15: the proxy fence,
+// Hopper (sm_90a) wgmma wrappers shared by rungs 14-18: the proxy fence,
 // the wgmma group fences, the swizzle and shared-memory descriptor of a
 // K-major operand, and m64nNk8 TF32 wgmma with A from registers. Include it
 // only inside `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`: other targets lack

@@ -1,4 +1,4 @@
-// The tile machinery rungs 14 and 15 share on Hopper: sizes derived from the
+// The tile machinery rungs 14-18 share on Hopper: sizes derived from the
 // -D parameters (BM, BN, BK, STAGES, GROUP_M), the tile raster, and the
 // cp.async copies of one K tile into a ring slot. Include it inside
 // `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`, after wgmma.cuh.

@@ -2,6 +2,7 @@
 exactly the text, options and target that the tool hands to pycuda's
 SourceModule (sm_90a for the wgmma rungs on 9.0, their fallback on 8.0)."""
 
+import re
 import shutil
 import subprocess
 
@@ -49,3 +50,15 @@ def test_per_shape_choices_are_valid(spec):
         p = spec.params_for(M, N, K, 132)
         assert spec.invalid_reason(p) is None, (M, N, K, p)
         assert spec.grid(M, N, K, p)[1] <= 65535
+
+
+@pytest.mark.parametrize("rung", [12, 13])
+def test_rungs_12_and_13_share_one_inlined_main_loop(rung):
+    """Rung 13 reuses rung 12's loop through multistage_loop.cuh (not by
+    including rung 12's source): the expanded text holds the loop once and
+    one sgemm entry point, the rung's own."""
+    from gemmbench.rungs import get_spec
+    text = expand_source(get_spec("gpu", rung))
+    assert text.count("void multistage_mainloop(") == 1 and text.count("void multistage_store(") == 1
+    assert len(re.findall(r"^sgemm\(", text, re.MULTILINE)) == 1  # the entry point, not common.cuh's comment
+    assert ("float* __restrict__ partials" in text) == (rung == 13)

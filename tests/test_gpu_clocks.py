@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from gemmbench.gpu import device
-from gemmbench.gpu.device import (ClockMonitor, clock_notes, sm_clock_now,
-                                  throttle_reasons, violation_shares)
+from gemmbench.gpu import nvml as gpu_nvml
+from gemmbench.gpu.nvml import ClockMonitor, clock_notes, sm_clock_now, throttle_reasons, violation_shares
 from gemmbench.gpu.timing import probe_clock, with_cycle_clock
 
 POWER_CAP, APP_CLOCKS, IDLE, HW_THERMAL = 0x4, 0x2, 0x1, 0x40
@@ -156,7 +156,7 @@ def test_monitor_keeps_what_it_read_when_nvml_fails():
 
 
 def test_monitor_without_nvml_records_nothing(monkeypatch):
-    monkeypatch.setattr(device, "_nvml_handle", lambda ordinal=0: None)
+    monkeypatch.setattr(gpu_nvml, "device_handle", lambda ordinal=None: None)
     before = threading.active_count()
     with ClockMonitor() as monitor:
         assert threading.active_count() == before
@@ -221,7 +221,7 @@ def test_open_device_without_pycuda_gives_one_reason():
 
 @pytest.mark.gpu
 def test_measure_notes_carry_the_clock_during_the_samples():
-    if device._nvml_handle() is None:
+    if gpu_nvml.device_handle() is None:
         pytest.skip("NVML (nvidia-ml-py) is not available")
     from gemmbench.backend import Budget, Problem, Shape
     from gemmbench.gpu.backend import GpuBackend

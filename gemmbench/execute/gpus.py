@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
 from ..gpu.compile import cubin
-from ..gpu.device import gpu_state, sm_clock_now
+from ..gpu.nvml import gpu_state, sm_clock_now
 from ..output.runs import identity_line
 from ..plan import Plan, Row
 from ..records.results import KernelResult

@@ -9,7 +9,8 @@ from ..spec import KernelSpec, Params
 from . import compile as kernels
 from . import drivers, tensormap
 from .cublas import Cublas, CublasUnavailable
-from .device import free_memory, gpu_identity, gpu_info, nvcc_version, open_device, sm_clock_now
+from .device import free_memory, gpu_identity, gpu_info, nvcc_version, open_device
+from .nvml import driver_version, gpu_uuid, sm_clock_now
 from .timing import EventTimer
 
 
@@ -32,7 +33,7 @@ class GpuBackend:
         self.ordinal = ordinal
         self.max_shared_bytes = device.get_attribute(self.cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         self.tuning = tuning  # a gemmbench.tuning.TuningCache, or None to ignore tuned parameters
-        self.info = gpu_info()
+        self.info = gpu_info(driver_version())
         self.stream = self.cuda.Stream()
         self.timer = EventTimer(self.stream, self.info.compute_capability, self.info.l2_bytes,
                                 self.info.sm_count)
@@ -60,7 +61,7 @@ class GpuBackend:
         return self._cublas[precision]
 
     def environment(self) -> dict:
-        env = {"gpu": {**self.info.to_dict(), **gpu_identity()}, "nvcc": nvcc_version(),  # nvcc: memoized
+        env = {"gpu": {**self.info.to_dict(), **gpu_identity(gpu_uuid())}, "nvcc": nvcc_version(),  # nvcc: memoized
                **sm_clock_now()}
         try:
             env["cublas"] = self.cublas.version
@@ -183,7 +184,7 @@ extern "C" __global__ void widen(const float* x, double* y, long long n, int abs
 
 
 def _gpuarray():
-    import pycuda.gpuarray as gpuarray
+    import pycuda.gpuarray as gpuarray  # here, not at the top: pycuda is optional
     return gpuarray
 
 

@@ -1,9 +1,12 @@
 """CUDA source -> loaded module, through pycuda's SourceModule, cached.
 
-Sources include ``common.cuh`` textually here rather than through nvcc: pycuda
-hashes plain source for its cache but preprocesses (runs nvcc) whenever the
-text holds an ``#include``, which would cost a second per rung even when
-cached. Tests compile the very same text with nvcc (see nvcc_options).
+Every local ``#include "..."`` of a source (common.cuh, ptx.cuh,
+multistage_loop.cuh, the wgmma, TMA and mma.sync headers, a user kernel's
+own headers: any file, once each, nested ones too) is inlined here as text
+rather than by nvcc: pycuda hashes plain source for its cache but
+preprocesses (runs nvcc) whenever the text holds an ``#include``, which would
+cost a second per rung even when cached. Tests compile the very same text
+with nvcc (see nvcc_options).
 """
 
 from __future__ import annotations
@@ -96,7 +99,7 @@ def cache_dir() -> str:
 
 @lru_cache(maxsize=None)
 def _load(source: str, options: tuple[str, ...], arch: str, code: str | None = None):
-    from pycuda.compiler import SourceModule
+    from pycuda.compiler import SourceModule  # here, not at the top: pycuda is optional
     return SourceModule(source, options=list(options), arch=arch, code=code, no_extern_c=True,
                         cache_dir=cache_dir())
 
@@ -122,6 +125,6 @@ def cubin(spec: KernelSpec, compute_capability: tuple[int, int], params: Params)
     cache (nvcc runs only on a miss), without touching the CUDA context: a
     tuner builds many candidates in threads, load_module then hits the cache.
     Raises pycuda's CompileError with nvcc's message."""
-    from pycuda.compiler import compile as nvcc_compile
+    from pycuda.compiler import compile as nvcc_compile  # here, not at the top: pycuda is optional
     source, options, arch, code = _build(spec, compute_capability, params)
     return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())

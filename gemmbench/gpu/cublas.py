@@ -117,7 +117,7 @@ def skcuda_cublas():
         with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
                 contextlib.redirect_stderr(io.StringIO()), _resolved_cuda_libraries(), _pkg_resources_for_skcuda():
             warnings.simplefilter("ignore")
-            from skcuda import cublas
+            from skcuda import cublas  # here, not at the top: scikit-cuda is optional
     except ImportError as exc:
         if exc.name == "skcuda":
             raise CublasUnavailable("scikit-cuda is not installed: pip install scikit-cuda==0.5.3") from None

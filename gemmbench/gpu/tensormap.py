@@ -71,10 +71,6 @@ class MatrixMap:
     def box(self) -> tuple[int, int]:
         return self.box_cols, self.box_rows
 
-    @property
-    def box_bytes(self) -> int:
-        return self.box_rows * self.box_cols * self.element_bytes
-
     def unsupported_reason(self) -> str | None:
         """Why cuTensorMapEncodeTiled would refuse this map, in words; None if it is valid."""
         row_bytes = self.pitch * self.element_bytes

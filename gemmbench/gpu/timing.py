@@ -30,7 +30,8 @@ import numpy as np
 from ..backend import Budget, Gemm
 from ..timing import sample, warm_up
 from .compile import load_source
-from .device import ClockMonitor, open_device
+from .device import open_device
+from .nvml import ClockMonitor
 
 _BLOCKER_SOURCE = r"""
 extern "C" __global__ void block_stream(volatile int* flag, unsigned long long timeout_ns) {

@@ -104,7 +104,7 @@ def _check_double_buffered(p: Params) -> str | None:
     return _check_warptile(p) or _warptile_resources_reason(p, buffers=2)
 
 
-# --- tensor cores (rungs 14-15) ----------------------------------------------
+# --- tensor cores (rungs 14-18; the TMA rungs 16-18 add their rules below) ---
 # On Hopper (sm_90a): wgmma, one warpgroup per 64 columns of C, the C tile
 # computed transposed (B is the register operand, A the shared-memory one),
 # a 1-D grid over BM x BN tiles. Elsewhere: the mma.sync fallback of
@@ -296,7 +296,7 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
     KernelSpec(8, "bank conflicts (padding)", "gpu", "shared-memory rows padded so transposed stores spread over banks",
                source="08_bank_padding.cu", params={"BM": 128, "BN": 128, "BK": 8, "TM": 8, "TN": 8},
                **_BLOCKTILE),
-    KernelSpec(9, "autotuned", "gpu", "rung 6's kernel with tile sizes as compile-time defines, picked by a search",
+    KernelSpec(9, "autotuned", "gpu", "rung 6's kernel with its -D tile sizes picked by a search (constraints and a register budget keep every candidate valid)",
                source="09_autotuned.cu", params={"BM": 128, "BN": 128, "BK": 16, "TM": 8, "TN": 8},
                search_space=_BLOCKTILE_SPACE,
                **{**_BLOCKTILE, "check": _check_autotuned,

@@ -1,7 +1,10 @@
-"""Parameters of the multistage FP32 rungs (12 and 13) and rung 13's per-shape choice.
+"""Parameters of the multistage FP32 rungs (12, 13 and 19) and the per-shape
+choices of rungs 13 and 19.
 
-Rung 12 (``cuda_src/12_multistage.cu``) and rung 13 (``13_shape_adaptive.cu``,
-the same main loop plus split-K) take the same -D parameters:
+Rung 12 (``cuda_src/12_multistage.cu``), rung 13 (``13_shape_adaptive.cu``,
+the same main loop, shared through ``multistage_loop.cuh``, plus split-K) and
+rung 19 (``19_kmajor_a.cu``, rung 12's pipeline with A transposed by a
+pre-pass) take the same -D parameters:
 
     BM, BN, BK    block tile (C tile BM x BN, K tile depth BK)
     TM, TN        thread tile; a warp covers WM x WN = 8*TM x 4*TN
@@ -11,8 +14,11 @@ the same main loop plus split-K) take the same -D parameters:
     SPLITS        rung 13 only: K slices (grid z); not used by the kernel text
 
 ``check``/``SEARCH_SPACE``/``smem``/``block``/``grid`` are what the KernelSpec
-records of both rungs use; ``select`` is rung 13's per-shape chooser.
-Pure Python: nothing here touches the GPU.
+records of rungs 12 and 13 use (``select`` is rung 13's per-shape chooser);
+rung 19's record takes ``smem``/``block``/``grid`` too, with its own
+``check_19``/``SEARCH_SPACE_19``/``select_19`` (the last section). The three
+share the warptile, ring and register rules. Pure Python: nothing here
+touches the GPU.
 """
 
 from __future__ import annotations
