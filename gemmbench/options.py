@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .backend import Budget, Shape
 from .errors import UserError
+from .precision import PRECISIONS
 from .validate import (MAX_BUDGET_SECONDS, MAX_DIMENSION, MAX_SAMPLES, MAX_WARMUP_SECONDS, SEED_MAX,
                        max_threads)
 
@@ -117,6 +118,9 @@ class RunOptions:
             if value != value or value < low or (high is not None and value > high):  # NaN fails too
                 span = f"{low} to {high}" if high is not None else f">= {low}"
                 raise UserError(f"{_flag(name)} {value} is out of range: give {span}")
+        unknown = [p for p in self.precisions if p not in PRECISIONS]
+        if unknown:
+            raise UserError(f"--precision {unknown[0]}: give one of {', '.join(PRECISIONS)}")
         if any(k < 0 for k in self.kernels):
             raise UserError(f"-i {min(self.kernels)}: rung ids are >= 0 (kernel files are given by --kernel-file)")
         if self.as_json and self.fmt != "table":

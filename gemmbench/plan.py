@@ -23,7 +23,7 @@ from .gpu import device as gpu_device
 from .gpu.device import GpuUnavailable
 from .kernelfile import KernelFileError, check_overrides, device_of, load, parse_overrides
 from .options import RunOptions
-from .precision import PRECISIONS, comparison_precision
+from .precision import comparison_precision
 from .rungs import get_spec, ladder
 from .spec import KernelSpec
 from .sweep import parse_sweep, sweep_shapes
@@ -164,16 +164,12 @@ def resolve_device(options: RunOptions, file_devices: set[str], probe: Callable[
         probe(ordinal)
     except GpuUnavailable as exc:
         if "gpu" in file_devices:
-            cuda = next(f for f in options.kernel_files if _device_of(f) == "gpu")
+            cuda = next(f for f in options.kernel_files if device_of(f) == "gpu")
             raise UserError(f"{cuda} is a CUDA kernel: it needs a GPU ({exc})") from None
         if wanted == "gpu":
             raise UserError(f"no usable GPU: {exc}") from None
         return "cpu", 0, None, str(exc)
     return "gpu", ordinal, gpus if gpus and len(gpus) > 1 else None, None
-
-
-def _device_of(path: str) -> str:
-    return device_of(path)
 
 
 # --------------------------------------------------------------------------
@@ -200,9 +196,6 @@ def _asked_rungs(options: RunOptions, device: str, no_gpu_reason: str | None) ->
     else:
         specs = [_rung(device, i, no_gpu_reason) for i in dict.fromkeys(options.kernels) if i != 0]
     if options.precisions:
-        unknown = [p for p in options.precisions if p not in PRECISIONS]
-        if unknown:
-            raise UserError(f"--precision {unknown[0]}: give one of {', '.join(PRECISIONS)}")
         specs = [s for s in specs if s.precision in options.precisions]
         if not specs and not options.kernel_files:
             raise UserError(f"no rung of the {device.upper()} ladder is of precision "
@@ -214,9 +207,8 @@ def _library_rows(device: str, precisions: set[str]) -> list[KernelSpec]:
     return [s for s in ladder(device) if s.is_baseline and s.precision in precisions]
 
 
-def user_specs(options: RunOptions) -> list[KernelSpec]:
+def user_specs(options: RunOptions, overrides: dict[str, int]) -> list[KernelSpec]:
     """The kernel files' records, read from their headers (nothing compiled)."""
-    overrides = parse_overrides(options.params)
     kernels = [load(path, i, overrides) for i, path in enumerate(options.kernel_files)]
     check_overrides(kernels, overrides)
     return [k.spec for k in kernels]
@@ -244,9 +236,10 @@ def build_plan(options: RunOptions, probe: Callable[[int], None] = _open_gpu,
         raise UserError({"run": "nothing to run: give -i or --kernel-file",
                          "compare": "nothing to compare: give --all, one or more -i, or --kernel-file",
                          "tune": "tune one kernel: give -i or one --kernel-file"}[options.command])
-    files = {_device_of(f) for f in options.kernel_files}
+    files = {device_of(f) for f in options.kernel_files}
     device, gpu, gpus, no_gpu_reason = resolve_device(options, files, probe, count)
-    users = user_specs(options)
+    overrides = parse_overrides(options.params)
+    users = user_specs(options, overrides)
     for spec in users:
         if spec.device != device:
             want = "--device cpu (a C kernel)" if spec.device == "cpu" else "a GPU (a CUDA kernel)"
@@ -258,8 +251,9 @@ def build_plan(options: RunOptions, probe: Callable[[int], None] = _open_gpu,
     kernels = rungs + users
     if options.command == "tune" and len(kernels) != 1:
         raise UserError("tune one kernel: give -i or one --kernel-file")
-    # the library rows each kernel is compared with; all of the ladder's with --all
-    wanted = {"fp32", *(comparison_precision(s.precision) for s in (ladder(device) if every else kernels))}
+    # the library rows each kernel is compared with (SGEMM always); all of the ladder's with --all
+    compared = ladder(device) if every and not options.precisions else kernels
+    wanted = {"fp32", *(comparison_precision(s.precision) for s in compared)}
     library = _library_rows(device, wanted)
     files_of = {-(i + 1): path for i, path in enumerate(options.kernel_files)}
     if device == "gpu":
@@ -271,7 +265,7 @@ def build_plan(options: RunOptions, probe: Callable[[int], None] = _open_gpu,
     spread = {"sizes": "shapes", "tune": "candidates"}.get(options.command, "same")
     return Plan(options.command, device, tuple(rows), _shapes(options, device), options.budget_for(device),
                 options.seed, options.flush_l2, gpu, gpus, spread, no_gpu_reason,
-                tuple(sorted(parse_overrides(options.params).items())), options.kernel_timeout,
+                tuple(sorted(overrides.items())), options.kernel_timeout,
                 options.use_tuning)
 
 
