@@ -268,7 +268,7 @@ def sizes(sweep, kernel_ids, plot, overwrite, m, n, k, baseline, **opts):
         show_record(reporter, record)
         if plot is not None:
             from .output.plot import plot_sweep
-            plot_sweep(record, plot)
+            plot_sweep(record, plot, overwrite)
             reporter.note(f"plot written to {plot}")
 
     return session.execute("sizes", entries, shapes, show, spread="shapes", baseline=baseline)

@@ -16,11 +16,19 @@ For a record ``NAME.json`` in the results directory:
 
 Nothing is created before the first row: a run that ends earlier leaves
 nothing behind.
+
+A save that fails for want of space (ENOSPC, EDQUOT) never leaves a record
+that blames a crash: the journal is renamed ``.NAME.disk-full.journal`` at
+once (a rename needs no free space), the final snapshot is still tried (it
+says why the run stopped), and a journal so marked is recovered as
+``DISK_FULL``, not ``RECOVERED``. Until then the snapshot's RUNNING reason
+names all three causes a record can stay in progress for.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import fcntl
 import json
 import os
@@ -30,8 +38,12 @@ from ..fsutil import remove_stale_temps, write_atomic
 from .results import KernelResult, RunRecord, strict_json
 
 JOURNAL_SUFFIX = ".journal"
-RUNNING = "in progress (a record that stays so was cut off by a crash or kill)"
+DISK_FULL_MARK = ".disk-full"  # .NAME.disk-full.journal: its run stopped when the disk filled up
+RUNNING = ("in progress (a record that stays so did not finish: its run was killed or crashed, or its disk "
+           "filled up; a later run in this directory recovers the rows from its journal and says which)")
 RECOVERED = "the run was killed or crashed; recovered from its journal"
+DISK_FULL = "the disk filled up while the run saved this record; recovered from its journal"
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 class SaveError(Exception):
@@ -40,8 +52,9 @@ class SaveError(Exception):
     ``path`` names the file or directory, ``cause`` is the OSError."""
 
     def __init__(self, path: Path, cause: OSError):
-        super().__init__(f"could not save {path}: {cause.strerror or cause} "
-                         f"(make room, or choose another --results-dir)")
+        problem = "the disk is full (no space left on device)" if cause.errno in NO_SPACE else \
+            cause.strerror or cause
+        super().__init__(f"could not save {path}: {problem} (make room, or choose another --results-dir)")
         self.path, self.cause = path, cause
 
 
@@ -63,10 +76,24 @@ class RecordWriter:
         self._row_of: dict[int, int] = {}  # id(result) -> index in _rows
         self._journal: int | None = None  # fd
         self._events = 0
+        self._disk_full = False  # the journal was renamed with DISK_FULL_MARK
 
     @property
     def journal_path(self) -> Path | None:
-        return self.path and self.path.with_name(f".{self.path.stem}{JOURNAL_SUFFIX}")
+        mark = DISK_FULL_MARK if self._disk_full else ""
+        return self.path and self.path.with_name(f".{self.path.stem}{mark}{JOURNAL_SUFFIX}")
+
+    def _failed(self, exc: OSError) -> SaveError:
+        """The error to raise; a full disk marks the journal first, so that
+        whatever stays on disk says the disk was full, not that the run crashed."""
+        if exc.errno in NO_SPACE and self._journal is not None and not self._disk_full:
+            plain = self.journal_path
+            self._disk_full = True
+            try:
+                os.rename(plain, self.journal_path)
+            except OSError:
+                self._disk_full = False
+        return SaveError(self.path or self.directory, exc)
 
     def add(self, result: KernelResult) -> None:
         """Save a result that was just appended to the record."""
@@ -87,7 +114,7 @@ class RecordWriter:
             if self._events & (self._events - 1) == 0:  # a power of two
                 self._snapshot()
         except OSError as exc:
-            raise SaveError(self.path or self.directory, exc) from None
+            raise self._failed(exc) from None
 
     def finish(self) -> None:
         """The final snapshot (the record says by now whether it is complete),
@@ -99,7 +126,7 @@ class RecordWriter:
         try:
             self._snapshot(final=True)
         except OSError as exc:
-            raise SaveError(self.path, exc) from None
+            raise self._failed(exc) from None
         finally:
             self.close()
         try:
@@ -185,8 +212,10 @@ def recover_orphans(directory: Path) -> list[Path]:
                 continue  # a running gemmbench is writing it
             with os.fdopen(os.dup(fd), "rb") as f:
                 lines = f.read().decode(errors="replace").splitlines()
-            target = directory / (journal.name[1:-len(JOURNAL_SUFFIX)] + ".json")
-            text = _recovered_text(lines)
+            stem = journal.name[1:-len(JOURNAL_SUFFIX)]
+            disk_full = stem.endswith(DISK_FULL_MARK)
+            target = directory / f"{stem[:-len(DISK_FULL_MARK)] if disk_full else stem}.json"
+            text = _recovered_text(lines, DISK_FULL if disk_full else RECOVERED)
             if text is None:
                 os.replace(journal, journal.with_name(journal.name + ".bad"))
                 continue
@@ -201,7 +230,7 @@ def recover_orphans(directory: Path) -> list[Path]:
     return recovered
 
 
-def _recovered_text(lines: list[str]) -> str | None:
+def _recovered_text(lines: list[str], reason: str = RECOVERED) -> str | None:
     """The record a journal holds ('' if it has no rows, None if unreadable).
     A last line cut short by the kill is left out; a later line for the same
     row (an update) replaces the earlier."""
@@ -218,5 +247,5 @@ def _recovered_text(lines: list[str]) -> str | None:
             continue
     if not rows:
         return ""
-    head.update(complete=False, incomplete_reason=RECOVERED)
+    head.update(complete=False, incomplete_reason=reason)
     return _record_text(head, [rows[i] for i in sorted(rows)])
