@@ -209,7 +209,7 @@ def _target_kind(path: Path) -> int | None:
     """The mode of what is at ``path`` (not following a symlink), or None."""
     try:
         return os.lstat(path).st_mode
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the directory is checked apart
         return None
 
 
