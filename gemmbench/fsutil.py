@@ -213,14 +213,22 @@ def _target_kind(path: Path) -> int | None:
         return None
 
 
-def resolve_target(path, option: str | None = None) -> Path:
+def resolve_target(path, option: str | None = None, follow_symlinks: bool = True) -> Path:
     """Where writing ``path`` writes: the path itself, or the file a symlink
     (chain) points to. TargetError when that is anything but a regular file
-    or nothing; the path's directory is not checked here."""
+    or nothing, and for any symlink without ``follow_symlinks`` (the records
+    gemmbench names itself, in a directory others may share); the path's
+    directory is not checked here."""
     given = Path(path)
     if not str(path):
         raise TargetError(f"{_named(path, option)}: an empty path; give a file name")
-    real = Path(os.path.realpath(given)) if os.path.islink(given) else given
+    if os.path.islink(given):
+        if not follow_symlinks:
+            raise TargetError(f"{_named(path, option)} is a symlink (to {os.readlink(given)}); gemmbench writes "
+                              f"the files it names itself only as regular files: remove the link")
+        real = Path(os.path.realpath(given))
+    else:
+        real = given
     try:
         mode = _target_kind(real)
     except OSError as exc:
@@ -275,7 +283,7 @@ def _settle(tmp: Path, real: Path, overwrite: bool, name: str) -> None:
     """Give the complete ``tmp`` the name ``real``: replacing a regular file
     only with ``overwrite``, never anything else."""
     if overwrite:
-        resolve_target(real)  # a FIFO or device put there meanwhile stays untouched
+        resolve_target(real, follow_symlinks=False)  # a FIFO, device or link put there meanwhile stays untouched
         os.replace(tmp, real)
         return
     try:  # a hard link creates the name only if it is free: no window for a file to appear
@@ -334,12 +342,13 @@ def place(source: Path, path, overwrite: bool = False, option: str | None = None
 
 
 @contextmanager
-def replacing(path: Path) -> Iterator[Path]:
+def replacing(path: Path, follow_symlinks: bool = True) -> Iterator[Path]:
     """A temporary path beside ``path`` for the caller to fill (the caller
     creates it); on a clean exit it is renamed over ``path``, otherwise removed.
     For gemmbench's own files: ``path`` (or a symlink's target) must be a
-    regular file or nothing (TargetError)."""
-    real = resolve_target(path)
+    regular file or nothing (TargetError); without ``follow_symlinks`` a
+    symlink at ``path`` is refused too."""
+    real = resolve_target(path, follow_symlinks=follow_symlinks)
     tmp = temp_path(real)
     try:
         yield tmp
@@ -348,13 +357,14 @@ def replacing(path: Path) -> Iterator[Path]:
         tmp.unlink(missing_ok=True)  # gone after a successful rename
 
 
-def write_atomic(path: Path, data: str | bytes) -> int:
+def write_atomic(path: Path, data: str | bytes, follow_symlinks: bool = True) -> int:
     """Write ``data`` to ``path`` so that readers see the old file or the whole
     new one, never a part: for gemmbench's own files (records, caches), which
     it replaces. The file gets the usual mode (0666 less the umask). Returns
     the bytes written; OSError when the write fails (nothing changed then),
-    TargetError when ``path`` is not a regular file."""
-    with replacing(path) as tmp:
+    TargetError when ``path`` is not a regular file (or is a symlink, without
+    ``follow_symlinks``)."""
+    with replacing(path, follow_symlinks) as tmp:
         size = _fill(tmp, data)
     return size
 

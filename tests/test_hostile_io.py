@@ -669,3 +669,61 @@ def test_parse_int_refuses(text):
     with pytest.raises(ValueError) as caught:
         validate.parse_int(text)
     assert "\n" not in str(caught.value)
+
+
+# --------------------------------------------------------------------------
+# the records directory may be shared: nothing planted there is followed or blocks
+# --------------------------------------------------------------------------
+
+def _journal_text(rows: int = 2) -> str:
+    record = _sizes_record()
+    head = json.dumps({"journal": 1, "head": {k: v for k, v in json.loads(to_json(record)).items()
+                                              if k != "results"}})
+    lines = [json.dumps({"row": i, "result": json.loads(to_json(record))["results"][i]}) for i in range(rows)]
+    return "\n".join([head, *lines]) + "\n"
+
+
+@pytest.mark.parametrize("case", ["fifo journal", "journal linked outside", "record name linked outside",
+                                  "100k deep journal head", "socket journal"])
+def test_recovery_in_a_shared_directory_follows_and_blocks_on_nothing(tmp_path, case):
+    results, outside = tmp_path / "results", tmp_path / "outside"
+    results.mkdir()
+    outside.mkdir()
+    (outside / "precious").write_text("keep\n")
+    journal = results / ".sizes-cpu-1.journal"
+    if case == "fifo journal":
+        os.mkfifo(journal)
+    elif case == "socket journal":
+        make_socket(journal)
+    elif case == "journal linked outside":
+        (outside / "j").write_text(_journal_text())
+        journal.symlink_to(outside / "j")
+    elif case == "record name linked outside":
+        journal.write_text(_journal_text())
+        (results / "sizes-cpu-1.json").symlink_to(outside / "precious")
+    else:
+        journal.write_text("[" * 100_000 + "\n")
+    before = snapshot(tmp_path)
+    assert recordfile.recover_orphans(results) == []
+    after = snapshot(tmp_path)
+    if case == "100k deep journal head":  # unreadable: moved aside, never deleted
+        assert sorted(os.listdir(results)) == [".sizes-cpu-1.journal.bad"]
+    else:
+        assert after == before
+
+
+def test_a_symlink_planted_at_a_record_s_name_is_never_written_through(tmp_path):
+    record = _sizes_record()
+    rows, record.results = record.results, []
+    writer = recordfile.RecordWriter(record, tmp_path / "results")
+    record.results.append(rows[0])
+    writer.add(rows[0])
+    (tmp_path / "precious").write_text("keep\n")
+    writer.path.unlink()
+    writer.path.symlink_to(tmp_path / "precious")
+    record.results.append(rows[1])
+    with pytest.raises(recordfile.SaveError) as caught:
+        writer.add(rows[1])  # the second row takes a snapshot
+    one_line(caught.value, "is a symlink")
+    writer.close()
+    assert (tmp_path / "precious").read_text() == "keep\n" and writer.path.is_symlink()

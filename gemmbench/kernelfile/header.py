@@ -402,10 +402,13 @@ def _spec_from_header(kernel: UserKernel, device: str, lines: list[tuple[int, st
     min_cc = (7, 0)
     field, value = one("min_cc")
     if field:
-        found = re.fullmatch(r"([0-9]{1,3})(?:\.([0-9]{1,3}))?", value)
-        if not found:
+        major, dot, minor = value.partition(".")
+        try:
+            min_cc = (parse_int(major, signed=False), parse_int(minor, signed=False) if dot else 0)
+        except ValueError:
+            raise kernel.error(field, f"'{value}' is not a compute capability like 8.0") from None
+        if max(min_cc) > 999 or major != major.strip() or minor != minor.strip():
             raise kernel.error(field, f"'{value}' is not a compute capability like 8.0")
-        min_cc = (int(found.group(1)), int(found.group(2) or 0))
 
     multithreaded = False
     field, value = one("threads")

@@ -32,8 +32,10 @@ import errno
 import fcntl
 import json
 import os
+import stat
 from pathlib import Path
 
+from .. import fsutil
 from ..fsutil import remove_stale_temps, write_atomic
 from .results import KernelResult, RunRecord, strict_json
 
@@ -115,6 +117,8 @@ class RecordWriter:
                 self._snapshot()
         except OSError as exc:
             raise self._failed(exc) from None
+        except fsutil.TargetError as exc:  # something put at the record's name meanwhile: left alone
+            raise SaveError(self.path or self.directory, OSError(errno.EEXIST, str(exc))) from None
 
     def finish(self) -> None:
         """The final snapshot (the record says by now whether it is complete),
@@ -127,6 +131,8 @@ class RecordWriter:
             self._snapshot(final=True)
         except OSError as exc:
             raise self._failed(exc) from None
+        except fsutil.TargetError as exc:
+            raise SaveError(self.path, OSError(errno.EEXIST, str(exc))) from None
         finally:
             self.close()
         try:
@@ -150,7 +156,7 @@ class RecordWriter:
         base = f"{self.record.command}-{self.record.device}-{stamp}"
         for n in range(1000):
             path = self.directory / f"{base}{f'-{n}' if n else ''}.json"
-            if path.exists():
+            if os.path.lexists(path):  # a dangling symlink too: never written through
                 continue
             self.path = path
             try:
@@ -187,7 +193,7 @@ class RecordWriter:
         rows = self._rows
         if final:  # in the record's own order (rows from several GPUs are sorted at the end)
             rows = [self._rows[self._row_of[id(r)]] for r in self.record.results if id(r) in self._row_of]
-        self.bytes_written += write_atomic(self.path, _record_text(self._head(final), rows))
+        self.bytes_written += write_atomic(self.path, _record_text(self._head(final), rows), False)
 
 
 def recover_orphans(directory: Path) -> list[Path]:
@@ -201,17 +207,20 @@ def recover_orphans(directory: Path) -> list[Path]:
     remove_stale_temps(directory)  # snapshots cut short by a kill
     recovered = []
     for journal in sorted(directory.glob(f".*{JOURNAL_SUFFIX}")):
-        try:
-            fd = os.open(journal, os.O_RDONLY)
+        try:  # never blocks on a FIFO, never follows a link out of the directory
+            fd = os.open(journal, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
             continue
         try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > fsutil.RECORD_MAX_BYTES:
+                continue  # not a journal gemmbench wrote: left as it is
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # a running gemmbench is writing it
             with os.fdopen(os.dup(fd), "rb") as f:
-                lines = f.read().decode(errors="replace").splitlines()
+                lines = f.read(fsutil.RECORD_MAX_BYTES).decode(errors="replace").splitlines()
             stem = journal.name[1:-len(JOURNAL_SUFFIX)]
             disk_full = stem.endswith(DISK_FULL_MARK)
             target = directory / f"{stem[:-len(DISK_FULL_MARK)] if disk_full else stem}.json"
@@ -220,10 +229,10 @@ def recover_orphans(directory: Path) -> list[Path]:
                 os.replace(journal, journal.with_name(journal.name + ".bad"))
                 continue
             if text:
-                write_atomic(target, text)
+                write_atomic(target, text, False)  # no symlink followed
                 recovered.append(target)
             os.unlink(journal)
-        except OSError:
+        except (OSError, fsutil.TargetError):
             continue  # recovering is best effort: the journal stays for a later try
         finally:
             os.close(fd)
@@ -235,13 +244,13 @@ def _recovered_text(lines: list[str], reason: str = RECOVERED) -> str | None:
     A last line cut short by the kill is left out; a later line for the same
     row (an update) replaces the earlier."""
     try:
-        head = json.loads(lines[0])["head"]
+        head = fsutil.loads_json(lines[0])["head"]
     except (IndexError, ValueError, KeyError, TypeError):
         return None
     rows: dict[int, str] = {}
     for line in lines[1:]:
         try:
-            entry = json.loads(line)
+            entry = fsutil.loads_json(line)
             rows[int(entry["row"])] = json.dumps(entry["result"])
         except (ValueError, KeyError, TypeError):
             continue
