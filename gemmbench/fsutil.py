@@ -69,12 +69,12 @@ class CacheDirError(UserError):
 # Size limits of what gemmbench reads, each far above what it writes itself and
 # low enough that a hostile file cannot take the machine's memory (a JSON text
 # becomes Python objects of about ten times its size).
-RECORD_MAX_BYTES = 64 << 20  # the largest sweep with every sample kept is a few MB
+RECORD_MAX_BYTES = 64 << 20  # the reference sweeps (results/reference) are 0.6 MB: a hundredfold margin
 KERNEL_FILE_MAX_BYTES = 4 << 20  # a kernel source file (and each file it includes)
 TUNING_CACHE_MAX_BYTES = 16 << 20  # one small entry per GPU, rung and shape class
-# JSON that gemmbench writes is at most 6 levels deep and its numbers at most
-# 24 characters (a float's repr); these bounds keep a reader from recursing
-# without end or from parsing a number of thousands of digits.
+# The reference records nest 6 levels deep, with numbers of at most 22
+# characters (a float's repr takes up to 24); these bounds keep a reader from
+# recursing without end or parsing a number of thousands of digits.
 JSON_MAX_DEPTH = 64
 JSON_MAX_NUMBER_CHARS = 40
 
