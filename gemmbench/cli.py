@@ -155,7 +155,7 @@ def show(records, fmt, plot, overwrite):
     else:
         show_side_by_side(reporter, [l.record for l in loaded], [l.label for l in loaded])
     if plot is not None:
-        plot_sweep(loaded[0].record, plot)
+        plot_sweep(loaded[0].record, plot, overwrite)
         reporter.note(f"plot written to {plot}")
     return 0
 
@@ -267,13 +267,14 @@ def info(kernel_ids, m, n, k, as_json, kernel_files, params, gpu):
 @click.option("--arch", default=None, help="Build for this architecture (sm_80, sm_90, ...) without a GPU, "
                                            "with the rung's default parameters.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the listing to this file instead of stdout.")
+              help="Write the listing to this file instead of stdout (an existing file is kept unless --overwrite).")
+@click.option("--overwrite", is_flag=True, help="Let -o replace an existing file.")
 @shape_options
 @_inspect_options
-def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
+def asm(kernel_id, kind, arch, output, overwrite, m, n, k, kernel_files, params, gpu):
     """A rung's PTX or SASS as gemmbench builds it, and its main loop's instruction mix."""
     spec = _one_inspected(kernel_id, kernel_files, params)
-    return instruments.asm(spec, _default_shape(m, n, k), kind, arch, output, gpu or 0)
+    return instruments.asm(spec, _default_shape(m, n, k), kind, arch, output, gpu or 0, overwrite=overwrite)
 
 
 @cli.command()
@@ -284,12 +285,14 @@ def asm(kernel_id, kind, arch, output, m, n, k, kernel_files, params, gpu):
               help="Where to keep the .ncu-rep (default: under --results-dir).")
 @click.option("--results-dir", type=DirectoryPath(), default=Path("results"),
               show_default=True, help="Where the report is kept.")
+@click.option("--overwrite", is_flag=True, help="Let --plot and --export replace existing files.")
 @shape_options
 @_inspect_options
-def profile(kernel_id, plot, export, results_dir, m, n, k, kernel_files, params, gpu):
+def profile(kernel_id, plot, export, results_dir, overwrite, m, n, k, kernel_files, params, gpu):
     """Nsight Compute on one call of a rung: pipes, memory, occupancy and warp stalls."""
     spec = _one_inspected(kernel_id, kernel_files, params)
-    return instruments.profile(spec, _default_shape(m, n, k), plot, export, results_dir, gpu or 0, params)
+    return instruments.profile(spec, _default_shape(m, n, k), plot, export, results_dir, gpu or 0, params,
+                               overwrite=overwrite)
 
 
 def _one_line(message: str) -> str:

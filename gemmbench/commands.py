@@ -87,7 +87,7 @@ def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter
             if diff is not None:
                 show_diff(reporter, diff, f"{baseline.path} ({baseline.label})", f"this run ({record_label(record)})")
         if options.plot is not None and record.results:
-            plot_sweep(record, options.plot)
+            plot_sweep(record, options.plot, options.overwrite)
             reporter.note(f"plot written to {options.plot}")
         if after_show is not None:
             after_show(record)

@@ -10,19 +10,19 @@ from __future__ import annotations
 import re
 
 from .backend import Shape
-from .validate import MAX_DIMENSION
+from .validate import MAX_DIMENSION, parse_int
 
 MAX_SIZES = 1000
 _RANGE = re.compile(r"^(?P<start>[^.:]*)\.\.(?P<stop>[^:]*)(?::(?P<step>.*))?$", re.DOTALL)
-_ASCII_DIGITS = re.compile(r"[0-9]+")
 
 
 def _size(text: str, part: str, sweep: str) -> int:
     """One positive size of the sweep, named by ``part`` in the message when it is bad."""
     value = text.strip()
-    if not _ASCII_DIGITS.fullmatch(value):
-        raise ValueError(f"sweep '{sweep}': {part} '{value}' is not a positive integer (ASCII digits)")
-    number = int(value)
+    try:
+        number = parse_int(value, signed=False)
+    except ValueError as exc:
+        raise ValueError(f"sweep '{sweep}': {part}: {exc}") from None
     if number < 1:
         raise ValueError(f"sweep '{sweep}': {part} must be >= 1, got {number}")
     if number > MAX_DIMENSION:

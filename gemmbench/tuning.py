@@ -8,11 +8,16 @@ than trusted.
 
 Nothing read from the file is trusted: an entry whose parameters are not the
 rung's names with positive integer values, or that the rung's ``check``
-rejects, is treated as absent (with a note), never used. A file that cannot be
-read as a version-1 cache (bad UTF-8, bad or too deeply nested JSON, another
-layout) is moved aside before the next write, never overwritten in place, so
-nothing a user saved is lost; writes are atomic. A read-only cache directory
-still serves lookups; only ``store`` needs to write.
+rejects, is treated as absent (with a note), never used. The file is read by
+gemmbench.fsutil's reader (a regular file of at most
+fsutil.TUNING_CACHE_MAX_BYTES, JSON of bounded nesting and number length). A
+file that cannot be read as a version-1 cache (bad UTF-8, bad or too deeply
+nested JSON, another layout, too large) is moved aside before the next write,
+never overwritten in place, so nothing a user saved is lost; writes are
+atomic. Something other than a regular file at its path (a FIFO, a device, a
+directory) is never read, moved or replaced: ``store`` refuses it in one line.
+A symlink is followed (the file it points to is read and replaced). A
+read-only cache directory still serves lookups; only ``store`` needs to write.
 """
 
 from __future__ import annotations
@@ -122,8 +127,9 @@ class TuningCache:
                 pass
             except (OSError, UnreadableCache) as exc:
                 self.problem = f"{self.path}: {getattr(exc, 'strerror', None) or exc}"
-                self._note(f"the tuning cache cannot be read ({self.problem}): tuned parameters are not used; "
-                           f"the next 'gemmbench tune' moves it aside")
+                later = "it is never replaced: remove it, or point GEMMBENCH_CACHE_DIR elsewhere" \
+                    if "not a regular file" in self.problem else "the next 'gemmbench tune' moves it aside"
+                self._note(f"the tuning cache cannot be read ({self.problem}): tuned parameters are not used; {later}")
         return self._data
 
     def _note(self, line: str) -> None:
@@ -146,7 +152,9 @@ class TuningCache:
 
     def check_writable(self) -> None:
         """Raise CacheDirError now if ``store`` could not write (for 'tune',
-        before any candidate runs)."""
+        before any candidate runs), and TargetError if the file's path holds
+        something other than a regular file."""
+        fsutil.resolve_target(self.path)
         self._directory()
 
     def _directory(self) -> Path:
@@ -161,12 +169,13 @@ class TuningCache:
         Raises CacheDirError for an unusable cache directory, OSError when writing fails."""
         note = None
         entries = self._entries()
+        real = fsutil.resolve_target(self.path)  # TargetError for a FIFO, device or directory: left alone
         directory = self._directory()
         fsutil.remove_stale_temps(directory)
-        if self.problem is not None and os.path.lexists(self.path):
+        if self.problem is not None and os.path.lexists(real):
             stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-            aside = self.path.with_name(f"{self.path.name}.unreadable-{stamp}")
-            os.replace(self.path, aside)
+            aside = real.with_name(f"{real.name}.unreadable-{stamp}")
+            os.replace(real, aside)
             note = f"the tuning cache could not be read ({self.problem}); it was moved to {aside}"
             self.problem = None
         entries[self.key(gpu_name, spec, shape)] = {
@@ -183,15 +192,20 @@ class TuningCache:
 
 def _read_entries(path: Path) -> dict:
     """The entries of a version-1 cache file; UnreadableCache when it is not one."""
-    raw = path.read_bytes()
     try:
-        data = json.loads(raw.decode("utf-8"))
+        raw = fsutil.read_bytes(path, fsutil.TUNING_CACHE_MAX_BYTES)
+    except fsutil.UnreadableFile as exc:
+        if exc.problem == "no such file":
+            raise FileNotFoundError(path) from None
+        raise UnreadableCache(exc.problem) from None
+    try:
+        data = fsutil.loads_json(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UnreadableCache(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except ValueError as exc:  # bad JSON, or a number past Python's digit limit
+    except fsutil.JSONLimitError as exc:
+        raise UnreadableCache(str(exc)) from None
+    except ValueError as exc:  # bad JSON
         raise UnreadableCache(f"not JSON ({exc})") from None
-    except RecursionError:
-        raise UnreadableCache("JSON nested too deeply") from None
     if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or not isinstance(data.get("entries"), dict):
         raise UnreadableCache(f"not a version-{CACHE_VERSION} tuning cache")
     return data["entries"]

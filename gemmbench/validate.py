@@ -37,6 +37,10 @@ MIN_FREE_BYTES = 1 << 20
 _PLOT_FORMATS_NEEDING_MORE = {"pgf"}
 
 _ASCII_INT = re.compile(r"[+-]?[0-9]+")
+_ASCII_UNSIGNED = re.compile(r"[0-9]+")
+_ASCII_SPACE = " \t\r\n"
+# int64 has 19 digits: longer is never a size, a seed or a parameter
+MAX_INT_DIGITS = 19
 _ASCII_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
@@ -50,17 +54,25 @@ def max_threads() -> int:
     return min(MAX_THREADS, 4 * core_count())
 
 
-def parse_int(text: str) -> int:
-    """An integer written in ASCII digits (Python's int() also takes '９' and '1_0')."""
-    text = text.strip()
-    if not _ASCII_INT.fullmatch(text):
-        raise ValueError(f"{text!r} is not an integer (ASCII digits only)")
-    return int(text)
+def parse_int(text: str, signed: bool = True) -> int:
+    """An integer written in ASCII digits, an optional sign first (with
+    ``signed``), spaces around allowed: the one number parser of options,
+    --param and kernel-file headers. Python's int() also takes '１６', '1_6'
+    and spaces inside Unicode; those are refused here, as are numbers of more
+    than MAX_INT_DIGITS digits (no option or parameter needs them).
+    ValueError names the text."""
+    stripped = text.strip(_ASCII_SPACE)
+    if not (_ASCII_INT if signed else _ASCII_UNSIGNED).fullmatch(stripped):
+        raise ValueError(f"{stripped!r} is not an integer (ASCII digits 0-9 only)")
+    if len(stripped.lstrip("+-")) > MAX_INT_DIGITS:
+        raise ValueError(f"{stripped[:12]!r}... is too long ({len(stripped)} characters): "
+                         f"at most {MAX_INT_DIGITS} digits")
+    return int(stripped)
 
 
 def parse_finite_float(text: str) -> float:
     """A finite decimal number in ASCII (no nan, inf, or values that overflow to inf)."""
-    text = text.strip()
+    text = text.strip(_ASCII_SPACE)
     if not _ASCII_FLOAT.fullmatch(text):
         if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
             raise ValueError(f"{text!r} is not a finite number")
@@ -207,22 +219,20 @@ def plot_formats() -> list[str]:
     return sorted(set(FigureCanvasBase.get_supported_filetypes()) - _PLOT_FORMATS_NEEDING_MORE)
 
 
-def check_plot_path(path: Path, overwrite: bool) -> None:
-    """A new (or, with --overwrite, replaceable) file of a format matplotlib
-    writes, in an existing writable directory."""
-    what = f"--plot {path}"
+def check_plot_path(path: Path, overwrite: bool, option: str = "--plot") -> None:
+    """A new (or, with --overwrite, replaceable) regular file of a format
+    matplotlib writes, in an existing writable directory (fsutil.check_target)."""
+    plot_format(path, option)
+    from .fsutil import check_target
+    check_target(path, overwrite, option)
+
+
+def plot_format(path: Path, option: str = "--plot") -> str:
+    """The format matplotlib writes ``path`` in, from its extension; UserError
+    for one it cannot write."""
     formats = plot_formats()
-    if path.suffix.lower().lstrip(".") not in formats:
-        raise UserError(f"{what}: unsupported file type '{path.suffix or '(none)'}'; "
+    suffix = Path(path).suffix
+    if suffix.lower().lstrip(".") not in formats:
+        raise UserError(f"{option} {path}: unsupported file type {suffix or '(none)'!r}; "
                         f"end the name with one of {', '.join('.' + f for f in formats)}")
-    if path.is_dir():
-        raise UserError(f"{what} is a directory; give a file name")
-    if path.exists() and not overwrite:
-        raise UserError(f"{what} already exists; give --overwrite to replace it, or another name")
-    parent = path.parent
-    if not parent.is_dir():
-        problem = "is not a directory" if parent.exists() else "does not exist"
-        raise UserError(f"{what}: the directory {parent} {problem}; create it first or choose another place")
-    _probe_write(parent, what, "choose a writable place")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UserError(f"{what}: the existing file is not writable; choose another name")
+    return suffix.lower().lstrip(".")

@@ -417,13 +417,15 @@ def test_an_unreadable_tuning_file_is_moved_aside_never_overwritten(tmp_path, co
     assert sorted(_visible_files(tmp_path)) == sorted(["tuning.json", aside.name])
 
 
-def test_a_directory_in_place_of_the_tuning_file_is_moved_aside(tmp_path):
+def test_a_directory_in_place_of_the_tuning_file_is_refused_and_left_alone(tmp_path):
+    """One writer: what is not a regular file is never moved or replaced."""
     path = tmp_path / "tuning.json"
     (path / "inside").mkdir(parents=True)
     cache = TuningCache(path)
-    assert cache.lookup("GPU", RUNG9, SHAPE) is None and cache.problem
-    assert "moved to" in cache.store("GPU", RUNG9, SHAPE, dict(RUNG9.params), 1.0, 1)
-    assert path.is_file() and list(tmp_path.glob("tuning.json.unreadable-*/inside"))
+    assert cache.lookup("GPU", RUNG9, SHAPE) is None and "is a directory" in cache.problem
+    with pytest.raises(fsutil.TargetError, match="tuning.json is a directory, not a regular file"):
+        cache.store("GPU", RUNG9, SHAPE, dict(RUNG9.params), 1.0, 1)
+    assert (path / "inside").is_dir() and sorted(os.listdir(tmp_path)) == ["tuning.json"]
 
 
 def test_a_failed_tuning_write_keeps_the_old_file(tmp_path, monkeypatch):

@@ -38,7 +38,7 @@ def expand_source(spec: KernelSpec) -> str:
     seen: set[str] = set()
 
     def inline(path: Path) -> str:
-        text = path.read_text()
+        text = fsutil.read_text(path, fsutil.KERNEL_FILE_MAX_BYTES)  # a regular file, bounded (one reader)
 
         def replace(match: re.Match) -> str:
             name = match.group(1)

@@ -14,15 +14,6 @@ from ..errors import UserError
 from ..spec import KernelSpec
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    from ..fsutil import write_atomic
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
-    except OSError as exc:
-        raise UserError(f"could not write {path}: {exc.strerror or exc}")
-
-
 def _what(spec: KernelSpec) -> str:
     """'rung 12', or a kernel file's path."""
     return f"rung {spec.id}" if spec.id >= 0 else spec.source
@@ -72,16 +63,23 @@ def _target(spec: KernelSpec, shape: Shape, arch: str | None, gpu: int = 0):
     return prepared.spec, backend.info.compute_capability, prepared.params, prepared.params_source
 
 
-def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Path | None, gpu: int = 0) -> int:
+def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Path | None, gpu: int = 0,
+        overwrite: bool = False) -> int:
+    """``output`` (-o) is checked before anything is built and written
+    through fsutil.write_new: a new regular file in an existing directory,
+    an existing one replaced only with ``overwrite``."""
+    from ..fsutil import check_target, write_new
     from . import report
     from .asm import build_listing, loop_mix, main_function, parse_listing
     if spec.is_baseline:
         raise UserError(f"rung {spec.id} ({spec.name}) is a library kernel: it has no source to show")
+    if output is not None:
+        check_target(output, overwrite, "-o")
     run_spec, cc, params, source = _target(spec, shape, arch, gpu)
     listing = build_listing(run_spec, cc, params, kind)
     report.note(f"{run_spec.name}: {listing.command}  (parameters: {source})")
     if output is not None:
-        _write_atomically(output, listing.text)
+        write_new(output, listing.text, overwrite, "-o")
         report.note(f"{kind.upper()} written to {output}")
     else:
         sys.stdout.write(listing.text)
@@ -94,8 +92,14 @@ def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Pat
 # --------------------------------------------------------------------------
 
 def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | None, results_dir: Path,
-            gpu: int = 0, params: tuple[str, ...] = ()) -> int:
-    """``params``: a kernel file's --param overrides, for the profiled process to apply again."""
+            gpu: int = 0, params: tuple[str, ...] = (), overwrite: bool = False) -> int:
+    """``params``: a kernel file's --param overrides, for the profiled process to apply again.
+    The report (--export, else a new name in ``results_dir``, which may be
+    created: the user named it), its CSV beside it and the --plot are checked
+    before ncu runs and written through fsutil (regular files only, replaced
+    only with ``overwrite``; --export's directory must exist)."""
+    from ..fsutil import check_target, place, write_new
+    from ..validate import check_plot_path
     from . import report
     from .profile import (export_csv, find_ncu, parse_raw_csv, profile_command, run_profile, stall_reasons,
                           summary)
@@ -103,15 +107,21 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
     if plot is not None:
         from ..output.plot import require_matplotlib
         require_matplotlib()
+        check_plot_path(plot, overwrite)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     tag = f"rung{spec.id}" if spec.id >= 0 else Path(spec.source).stem
     path = export or results_dir / f"profile-{tag}-{shape}-{stamp}.ncu-rep"
+    option = "--export" if export else "--results-dir"
     if path.suffix != ".ncu-rep":
         raise UserError(f"--export {path}: the name must end in .ncu-rep")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UserError(f"could not create {path.parent}: {exc.strerror or exc}")
+    if export is None:
+        try:
+            results_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"--results-dir {results_dir}: cannot create it ({exc.strerror or exc})") from None
+    path = check_target(path, overwrite, option)  # a symlink: its target
+    csv_path = path.with_suffix(".csv")
+    check_target(csv_path, overwrite, option)
     partial = path.with_name(f".{path.stem}.partial.ncu-rep")  # renamed once complete
     report.note(f"ncu on one call of {_what(spec)} at {shape} after warm-up (a minute or so: ncu replays "
                 f"the kernel once per counter pass)")
@@ -122,11 +132,11 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
         for run in runs:
             if "skipped" in run:
                 raise UserError(f"{_what(spec)} cannot run here: {run['skipped']}")
-        partial.replace(path)
+        place(partial, path, overwrite, option)
     finally:
         partial.unlink(missing_ok=True)
     text = export_csv(ncu, str(path))
-    _write_atomically(path.with_suffix(".csv"), text)
+    write_new(csv_path, text, overwrite, option)
     kernels = parse_raw_csv(text)
     if not kernels:
         raise UserError(f"ncu recorded no kernel in {path}")
@@ -137,12 +147,12 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
                             [f"{run.get('gpu', '')}, {_what(spec)} {spec.name} at {shape}"
                              + (f", {params} ({run.get('params_source')})" if params else "")])
     if plot is not None:
-        _plot(kernels, run, spec, shape, plot)
+        _plot(kernels, run, spec, shape, plot, overwrite)
     report.note(f"report kept for the GUI (ncu-ui): {path}; raw CSV: {path.with_suffix('.csv')}")
     return 0
 
 
-def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path) -> None:
+def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path, overwrite: bool = False) -> None:
     from . import report
     from .roofline import plot_roofline, point_for, roof_from_profile
     main = next((k for k in kernels if k.name == run.get("entry", "sgemm")), kernels[-1])
@@ -153,7 +163,7 @@ def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path) -> Non
     if not points:
         raise UserError("no profiled kernel has a duration, DRAM bytes and FLOP counts: nothing to plot")
     plot_roofline(roof, points, plot, f"{_what(spec)} {spec.name} at {shape} on {run.get('gpu', 'the GPU')} "
-                                      f"(SM clock {roof_clock(main)})")
+                                      f"(SM clock {roof_clock(main)})", overwrite)
     for p in points:
         report.note(f"roofline: {p.label}: {p.flops_per_second / 1e12:.2f} TFLOP/s executed at {p.intensity:.0f} "
                     f"FLOP per DRAM byte, {100 * p.share_of_roof(roof):.0f}% of its roof there (FP32 peak "

@@ -111,7 +111,9 @@ def point_for(kernel: KernelProfile, label: str) -> Point | None:
     return Point(label, fp32 + tensor, nbytes, seconds * 1e-9, tensor > fp32)
 
 
-def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str) -> None:
+def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str, overwrite: bool = False,
+                  option: str = "--plot") -> None:
+    """The roofline into ``path``, through gemmbench's one writer (fsutil.write_new)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -150,7 +152,9 @@ def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str) -> No
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
+    from ..fsutil import write_new
+    from ..validate import plot_format
+    try:
+        write_new(path, lambda f: fig.savefig(f, format=plot_format(path, option), dpi=120), overwrite, option)
+    finally:
+        plt.close(fig)

@@ -1,6 +1,13 @@
 """The integer arithmetic of a kernel file's header lines (block, grid,
 smem, constraints): parsed with ``ast`` and checked node by node, evaluated by
-walking the tree — never by ``eval``. ``/`` divides as C does."""
+walking the tree — never by ``eval``. ``/`` divides as C does.
+
+Bounded by construction: an expression is at most MAX_CHARS characters and
+its tree at most MAX_DEPTH levels deep (checked without recursion before the
+recursive checks and evaluation run), so a header of 100,000 terms or
+``not``s is one line, not a RecursionError. Numbers are ASCII decimal
+digits (validate.parse_int, the parser of options and --param too): Python's
+own literals such as ``1_6`` or ``0x10`` are refused."""
 
 from __future__ import annotations
 
@@ -9,9 +16,14 @@ import operator
 from typing import Iterable, Mapping
 
 from ..spec import ceil_div
+from ..validate import parse_int
 
 FUNCTIONS = {"ceil_div": ceil_div, "min": min, "max": max}
 _LIMIT = 2 ** 63  # values beyond int64 are a mistake, not a launch geometry
+# A launch geometry needs a few dozen characters; these leave room for any
+# honest header while keeping parsing and the tree walks far from recursion limits.
+MAX_CHARS = 1000
+MAX_DEPTH = 100
 
 
 class ExprError(ValueError):
@@ -53,10 +65,7 @@ class Expr:
 
     def __init__(self, text: str, names: Iterable[str]):
         self.text = text.strip()
-        try:
-            tree = ast.parse(self.text, mode="eval").body
-        except SyntaxError as exc:
-            raise ExprError(f"'{self.text}' does not parse ({exc.msg})") from None
+        tree = _parse(self.text)
         self.names = tuple(names)
         self._validate(tree)
         self.tree = tree
@@ -65,6 +74,12 @@ class Expr:
         if isinstance(node, ast.Constant):
             if type(node.value) not in (int, bool):
                 raise ExprError(f"{node.value!r} is not an integer")
+            if type(node.value) is int:
+                written = ast.get_source_segment(self.text, node) or ""
+                try:
+                    parse_int(written, signed=False)
+                except ValueError as exc:
+                    raise ExprError(str(exc)) from None
         elif isinstance(node, ast.Name):
             if node.id not in self.names:
                 known = ", ".join(self.names) or "none"
@@ -143,14 +158,39 @@ def _evaluate(node: ast.AST, env: Mapping[str, int]) -> int:
     raise ExprError(f"cannot evaluate '{ast.unparse(node)}'")  # unreachable: _validate refused it
 
 
+def _shown(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _parse(text: str) -> ast.AST:
+    """The tree of ``text``, within MAX_CHARS and MAX_DEPTH; ExprError otherwise."""
+    if len(text) > MAX_CHARS:
+        raise ExprError(f"'{_shown(text)}' is {len(text)} characters long; at most {MAX_CHARS}")
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise ExprError(f"'{_shown(text)}' does not parse ({exc.msg})") from None
+    except (RecursionError, MemoryError, ValueError):  # nesting the parser refuses; a NUL byte
+        raise ExprError(f"'{_shown(text)}' does not parse (nested too deeply, or a NUL character)") from None
+    _check_depth(tree, text)
+    return tree
+
+
+def _check_depth(tree: ast.AST, text: str) -> None:
+    """No path from the root longer than MAX_DEPTH (walked with a stack, not recursion)."""
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ExprError(f"'{_shown(text)}' nests more than {MAX_DEPTH} levels deep")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
 def parse_dims(text: str, names: Iterable[str]) -> tuple[Expr, ...]:
     """1 to 3 comma-separated expressions (x, y, z), optionally in parentheses."""
     names = tuple(names)
-    try:
-        tree = ast.parse(text.strip(), mode="eval").body
-    except SyntaxError as exc:
-        raise ExprError(f"'{text.strip()}' does not parse ({exc.msg})") from None
+    tree = _parse(text.strip())
     parts = tree.elts if isinstance(tree, ast.Tuple) else [tree]
     if not 1 <= len(parts) <= 3:
-        raise ExprError(f"'{text.strip()}': give 1 to 3 values (x, y, z)")
-    return tuple(Expr(ast.unparse(p), names) for p in parts)
+        raise ExprError(f"'{_shown(text.strip())}': give 1 to 3 values (x, y, z)")
+    return tuple(Expr(ast.get_source_segment(text.strip(), p) or ast.unparse(p), names) for p in parts)

@@ -37,8 +37,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from .. import fsutil
 from ..backend import Shape, SkipKernel
 from ..errors import UserError
+from ..sources import source_dir
+from ..validate import parse_int
 from ..spec import KernelSpec, Params
 from ..precision import PRECISIONS
 from .expr import FUNCTIONS, Expr, ExprError, parse_dims
@@ -206,13 +209,13 @@ def _parse_assignments(value: str, many: bool) -> list[tuple[str, list[int]]]:
     for group in groups:
         name, eq, values = group.partition("=")
         name = name.strip()
-        if not eq or not _IDENT.match(name):
+        if not eq or not _IDENT.fullmatch(name):
             raise ExprError(f"'{group.strip()}': expected NAME={'v1,v2,...' if many else 'INTEGER'}")
         items = [v.strip() for v in values.strip().rstrip(",").split(",")] if many else [values.strip().rstrip(",")]
         try:
-            numbers = [int(v) for v in items]
-        except ValueError:
-            raise ExprError(f"'{group.strip()}': values must be integers") from None
+            numbers = [parse_int(v) for v in items]
+        except ValueError as exc:
+            raise ExprError(f"'{group.strip()}': values must be integers: {exc}") from None
         if len(numbers) != len(set(numbers)):
             raise ExprError(f"'{group.strip()}': a value is repeated")
         out.append((name, numbers))
@@ -241,16 +244,23 @@ def device_of(path: str | Path) -> str:
 
 
 def parse_overrides(items: Iterable[str]) -> dict[str, int]:
-    """``--param NAME=INTEGER`` options."""
-    out = {}
+    """``--param NAME=INTEGER`` options: the value in ASCII digits
+    (validate.parse_int, as every number), each NAME at most once (a repeated
+    one is an error naming it, never the last one silently)."""
+    out: dict[str, int] = {}
+    given: dict[str, str] = {}
     for item in items:
         name, eq, value = item.partition("=")
+        name = name.strip()
+        if not eq or not _IDENT.fullmatch(name):
+            raise UserError(f"--param {item!r}: expected NAME=INTEGER")
         try:
-            if not eq or not _IDENT.match(name.strip()):
-                raise ValueError
-            out[name.strip()] = int(value)
-        except ValueError:
-            raise UserError(f"--param '{item}': expected NAME=INTEGER") from None
+            out_value = parse_int(value)
+        except ValueError as exc:
+            raise UserError(f"--param {item!r}: {exc}; expected NAME=INTEGER") from None
+        if name in out:
+            raise UserError(f"--param {name} is given twice ({given[name]!r} and {item!r}); give each parameter once")
+        out[name], given[name] = out_value, item
     return out
 
 
@@ -260,12 +270,9 @@ def load(path: str | Path, index: int, overrides: Mapping[str, int] | None = Non
     given = str(path)
     device = device_of(given)
     file = Path(path)
-    if not file.is_file():
-        raise KernelFileError(f"kernel file '{given}' not found")
-    try:
-        text = file.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KernelFileError(f"kernel file '{given}' cannot be read: {exc}") from None
+    text = read_source(file, f"kernel file {given!r}")
+    if device == "gpu":
+        check_includes(file, text, given)
     try:
         lines = header_lines(text)
     except KernelFileError as exc:
@@ -277,6 +284,41 @@ def load(path: str | Path, index: int, overrides: Mapping[str, int] | None = Non
                         KernelSpec(-(index + 1), file.stem, device, "", source=str(file.resolve())))
     spec = _spec_from_header(kernel, device, lines or [], dict(overrides or {}))
     return replace(kernel, spec=spec)
+
+
+def read_source(path: Path, what: str) -> str:
+    """A kernel file or a file it includes, as text: a regular file of at
+    most fsutil.KERNEL_FILE_MAX_BYTES (never a FIFO or /dev/stdin, which would
+    wait for input); KernelFileError (one line) otherwise."""
+    try:
+        return fsutil.read_text(path, fsutil.KERNEL_FILE_MAX_BYTES)
+    except fsutil.UnreadableFile as exc:
+        problem = "not found" if exc.problem == "no such file" else exc.problem
+        raise KernelFileError(f"{what} {problem}") from None
+
+
+_INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
+
+
+def check_includes(file: Path, text: str, given: str) -> None:
+    """Every ``#include "..."`` that gemmbench.gpu.compile inlines into a
+    CUDA kernel file must be a regular, readable file of bounded size (an
+    include of /dev/stdin or a FIFO would wait forever); found as it finds
+    them: beside the including file first, then in cuda_src."""
+    root = source_dir("cuda_src")
+    seen: set[str] = set()
+
+    def visit(path: Path, body: str) -> None:
+        for match in _INCLUDE.finditer(body):
+            name = match.group(1)
+            if name in seen:
+                continue
+            seen.add(name)
+            found = path.parent / name if (path.parent / name).is_file() else root / name
+            line = body.count("\n", 0, match.start()) + 1
+            visit(found, read_source(found, f"{given}: '#include \"{name}\"' (line {line} of {path.name}):"))
+
+    visit(file, text)
 
 
 def _spec_from_header(kernel: UserKernel, device: str, lines: list[tuple[int, str]],
@@ -360,10 +402,13 @@ def _spec_from_header(kernel: UserKernel, device: str, lines: list[tuple[int, st
     min_cc = (7, 0)
     field, value = one("min_cc")
     if field:
-        found = re.fullmatch(r"(\d+)(?:\.(\d+))?", value)
-        if not found:
+        major, dot, minor = value.partition(".")
+        try:
+            min_cc = (parse_int(major, signed=False), parse_int(minor, signed=False) if dot else 0)
+        except ValueError:
+            raise kernel.error(field, f"'{value}' is not a compute capability like 8.0") from None
+        if max(min_cc) > 999 or major != major.strip() or minor != minor.strip():
             raise kernel.error(field, f"'{value}' is not a compute capability like 8.0")
-        min_cc = (int(found.group(1)), int(found.group(2) or 0))
 
     multithreaded = False
     field, value = one("threads")

@@ -32,11 +32,20 @@ def _size(shape) -> float:
     return (shape.M * shape.N * shape.K) ** (1 / 3)
 
 
-def plot_sweep(record: RunRecord, path: Path) -> None:
+def plot_sweep(record: RunRecord, path: Path, overwrite: bool = False, option: str = "--plot") -> None:
+    """Draw ``record`` into ``path`` through gemmbench's one writer: a format
+    matplotlib writes, a new regular file (or, with ``overwrite``, an
+    existing one replaced) in an existing directory; UserError (one line)
+    otherwise, checked before drawing and again when the file is written."""
     import matplotlib.pyplot as plt
+    from ..fsutil import write_new
+    from ..validate import check_plot_path, plot_format
+    check_plot_path(path, overwrite, option)
     fig = sweep_figure(record)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        write_new(path, lambda f: fig.savefig(f, format=plot_format(path, option), dpi=120), overwrite, option)
+    finally:
+        plt.close(fig)
 
 
 def sweep_figure(record: RunRecord):

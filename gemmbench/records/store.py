@@ -2,27 +2,44 @@
 accept every schema version this gemmbench has written.
 
 A record is checked before anything uses it: the schema version, every
-required field and the type of every field the readers use. Required fields
-are checked strictly; optional ones may be missing, and fields this version
-does not know (a newer writer's additions) are ignored. What is wrong is one
-line naming the file and the field (``RecordError``, a ``UserError``: exit 2).
-Derived numbers (stats, GFLOP/s, percentages) are recomputed from the raw
-samples, never trusted from the file.
+required field and the type and range of every field the readers use.
+Required fields are checked strictly; optional ones may be missing, and
+fields this version does not know (a newer writer's additions) are ignored.
+What is wrong is one line naming the file and the field (``RecordError``, a
+``UserError``: exit 2). Derived numbers (stats, GFLOP/s, percentages) are
+recomputed from the raw samples, never trusted from the file.
+
+The file itself is read by gemmbench.fsutil's reader: a regular file (never a
+FIFO or a device such as /dev/zero) of at most fsutil.RECORD_MAX_BYTES, JSON
+nested at most fsutil.JSON_MAX_DEPTH deep with numbers of at most
+fsutil.JSON_MAX_NUMBER_CHARS characters. Ranges: sizes as the kernels take
+them (1 to validate.MAX_DIMENSION), samples from MIN_SAMPLE_SECONDS (no timer
+here resolves less; a smaller one would make GFLOP/s infinite) to
+MAX_SAMPLE_SECONDS. A record holds each row (kernel, precision, shape,
+threads, GPU, parameters) once: a repeated row is an error naming both.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, fsutil
 from ..errors import UserError
 from ..precision import PRECISIONS
+from ..validate import MAX_DIMENSION, MAX_THREADS
 from .results import READABLE_SCHEMAS, KernelResult, RunRecord, git_commit
 
 STATUSES = ("pass", "fail", "skip")
+MIN_SAMPLE_SECONDS = 1e-9
+MAX_SAMPLE_SECONDS = 1e6
+MAX_KERNEL_ID = 10 ** 6
+MAX_GPU_INDEX = 1023
+_FLAG = re.compile(r"[a-z][a-z0-9-]{0,39}")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 
 
 class RecordError(UserError):
@@ -84,20 +101,21 @@ def load(path) -> Loaded:
 
 
 def _read_json(path: Path):
-    if path.is_dir():
-        raise RecordError(f"{path} is a directory, not a record: give a .json file saved by gemmbench")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RecordError(f"{path}: no such file") from None
+        data = fsutil.read_bytes(path, fsutil.RECORD_MAX_BYTES)
+    except fsutil.UnreadableFile as exc:
+        hint = ": give a .json file saved by gemmbench" if "not a regular file" in exc.problem else ""
+        raise RecordError(f"{path}: {exc.problem}{hint}") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise RecordError(f"{path} is not a gemmbench record: not UTF-8 text") from None
-    except OSError as exc:
-        raise RecordError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not text.strip():
         raise RecordError(f"{path} is empty: not a gemmbench record")
     try:
-        return json.loads(text)
+        return fsutil.loads_json(text)
+    except fsutil.JSONLimitError as exc:
+        raise RecordError(f"{path} is not a gemmbench record: {exc}") from None
     except json.JSONDecodeError as exc:
         if exc.pos >= len(text.rstrip()):
             raise RecordError(f"{path} is truncated: its JSON ends early (line {exc.lineno}); "
@@ -145,6 +163,24 @@ def _optional(d: dict, key: str, kind, default, where: str = ""):
     return default if value is None else value
 
 
+def _in_range(value, low, high, where: str):
+    """``value`` (already type-checked; None passes) within [low, high]."""
+    if value is not None and not low <= value <= high:
+        bounds = f">= {low}" + (f" and <= {high}" if high != math.inf else "")
+        raise _Invalid(f"{where} should be {bounds}, not {_describe(value)}")
+    return value
+
+
+def _strings(d: dict, key: str, where: str, pattern: re.Pattern | None = None) -> list:
+    """An optional list of strings (each matching ``pattern`` when given)."""
+    items = _optional(d, key, list, [], where)
+    for i, item in enumerate(items):
+        _check(item, str, f"{where}{key}[{i}]")
+        if pattern is not None and not pattern.fullmatch(item):
+            raise _Invalid(f"{where}{key}[{i}] should be a word such as \"noisy\", not {_describe(item)}")
+    return items
+
+
 def _build(path: Path, data) -> Loaded:
     if not isinstance(data, dict):
         raise _Invalid(f"not a gemmbench record (the file holds a JSON {type(data).__name__}, not an object)")
@@ -162,23 +198,46 @@ def _build(path: Path, data) -> Loaded:
         raise _Invalid(f"device should be \"gpu\" or \"cpu\", not {_describe(device)}")
     created = _required(data, "created", str)
     options = _required(data, "options", dict)
-    for key in ("top", "not_compiled"):  # what show_tuning reads
-        _optional(options, key, int, None, "options.")
+    _in_range(_optional(options, "top", int, None, "options."), 1, 10 ** 6, "options.top")
+    _in_range(_optional(options, "not_compiled", int, None, "options."), 0, 10 ** 9, "options.not_compiled")
+    _optional(options, "seed", int, None, "options.")
+    _optional(options, "flush_l2", bool, None, "options.")
     environment = _environment(_required(data, "environment", dict), "environment.")
     raw = _required(data, "results", list)
     writer = _optional(data, "gemmbench", dict, {})
     complete = _optional(data, "complete", bool, True) if schema >= 2 else True
+    planned = _in_range(_optional(data, "planned", int, None), 0, 10 ** 9, "planned")
     results = [_result(r, f"results[{i}].") for i, r in enumerate(raw)]
+    _no_duplicates(results)
     record = RunRecord(command, device, options, environment, results, created, complete,
-                       _optional(data, "incomplete_reason", str, None), _optional(data, "planned", int, None),
-                       writer or None)
+                       _optional(data, "incomplete_reason", str, None), planned, writer or None)
     return Loaded(path, record, schema, _check(writer.get("version"), str, "gemmbench.version", True),
                   _check(writer.get("git_commit"), str, "gemmbench.git_commit", True), complete)
+
+
+def row_identity(result: KernelResult) -> tuple:
+    """What a record holds once: a kernel (with its parameters) in a
+    precision at a shape, thread count and GPU."""
+    return (result.device, result.kernel_id, result.name, result.precision, result.shape, result.threads,
+            result.gpu, tuple(sorted(result.params.items())))
+
+
+def _no_duplicates(results: list[KernelResult]) -> None:
+    first: dict[tuple, int] = {}
+    for i, r in enumerate(results):
+        j = first.setdefault(row_identity(r), i)
+        if j != i:
+            where = f" on GPU {r.gpu}" if r.gpu is not None else ""
+            raise _Invalid(f"results[{j}] and results[{i}] are the same row ({r.device} kernel {r.kernel_id} "
+                           f"{_describe(r.name)} {r.precision} at {r.shape}{where}): a record holds each row once")
 
 
 # what the table headers read from a GPU's facts
 _GPU_FACTS = (("name", str), ("compute_capability", str), ("sm_count", int), ("max_sm_clock_mhz", float),
               ("peak_fp32_tflops", float), ("driver_version", str), ("cuda_driver_api", str))
+_CPU_FACTS = (("cpu", str), ("cores", int), ("simd", str), ("compiler", str))
+_BLAS_FACTS = ("internal_api", "version", "architecture", "filepath", "prefix", "user_api")
+_AFTER_FACTS = ("sm_clock_mhz", "temperature_c", "power_w")
 
 
 def _environment(env: dict, where: str) -> dict:
@@ -186,18 +245,39 @@ def _environment(env: dict, where: str) -> dict:
     if gpu is not None:
         for key, kind in _GPU_FACTS:
             _required(gpu, key, kind, f"{where}gpu.")
-        _optional(gpu, "index", int, None, f"{where}gpu.")
-    for i, note in enumerate(_optional(env, "notes", list, [], where)):
-        _check(note, str, f"{where}notes[{i}]")
-    for i, reason in enumerate(_optional(env, "throttle", list, [], where)):
-        _check(reason, str, f"{where}throttle[{i}]")
-    _optional(env, "sm_clock_mhz", float, None, where)
-    _optional(env, "cpu", dict, None, where)
+        for key in ("sm_count", "max_sm_clock_mhz", "peak_fp32_tflops"):
+            if gpu[key] <= 0:
+                raise _Invalid(f"{where}gpu.{key} should be positive, not {_describe(gpu[key])}")
+        _in_range(_optional(gpu, "index", int, None, f"{where}gpu."), 0, MAX_GPU_INDEX, f"{where}gpu.index")
+        for key in ("uuid", "pci_bus_id"):
+            _optional(gpu, key, str, None, f"{where}gpu.")
+    _strings(env, "notes", where)
+    _strings(env, "throttle", where)
+    _in_range(_optional(env, "sm_clock_mhz", float, None, where), 0, 1e6, f"{where}sm_clock_mhz")
+    _optional(env, "cublas", str, None, where)
+    cpu = _optional(env, "cpu", dict, None, where)
+    if cpu is not None:
+        for key, kind in _CPU_FACTS:
+            _optional(cpu, key, kind, None, f"{where}cpu.")
+        _in_range(cpu.get("cores"), 1, 10 ** 6, f"{where}cpu.cores")
+        for i, blas in enumerate(_optional(cpu, "blas", list, [], f"{where}cpu.")):
+            _check(blas, dict, f"{where}cpu.blas[{i}]")
+            for key in _BLAS_FACTS:
+                _optional(blas, key, str, None, f"{where}cpu.blas[{i}].")
+            _optional(blas, "num_threads", int, None, f"{where}cpu.blas[{i}].")
+    after = _optional(env, "after", dict, None, where)
+    if after is not None:
+        _strings(after, "throttle", f"{where}after.")
+        for key in _AFTER_FACTS:
+            _optional(after, key, float, None, f"{where}after.")
+    _optional(env, "error", str, None, where)
     for key, sub in _optional(env, "gpus", dict, {}, where).items():
-        if not key.isdigit():
-            raise _Invalid(f"{where}gpus has a key {key!r}, not a GPU index")
+        if not (key.isascii() and key.isdigit() and str(int(key)) == key and int(key) <= MAX_GPU_INDEX):
+            raise _Invalid(f"{where}gpus has a key {_describe(key)}, not a GPU index")
         _check(sub, dict, f"{where}gpus.{key}")
-        if not sub.get("error"):  # a failed worker may not have told its facts
+        if sub.get("error"):  # a failed worker may not have told its facts
+            _optional(sub, "error", str, None, f"{where}gpus.{key}.")
+        else:
             _environment(sub, f"{where}gpus.{key}.")
     return env
 
@@ -207,28 +287,51 @@ def _result(r, where: str) -> KernelResult:
         raise _Invalid(f"{where[:-1]} should be an object, not {_describe(r)}")
     for key, kind in (("device", str), ("kernel_id", int), ("name", str), ("precision", str), ("status", str)):
         _required(r, key, kind, where)
+    if r["device"] not in ("gpu", "cpu"):
+        raise _Invalid(f"{where}device should be \"gpu\" or \"cpu\", not {_describe(r['device'])}")
+    _in_range(r["kernel_id"], -MAX_KERNEL_ID, MAX_KERNEL_ID, f"{where}kernel_id")
     if r["precision"] not in PRECISIONS:
         raise _Invalid(f"{where}precision should be one of {', '.join(PRECISIONS)}, not {_describe(r['precision'])}")
     if r["status"] not in STATUSES:
         raise _Invalid(f"{where}status should be one of {', '.join(STATUSES)}, not {_describe(r['status'])}")
     shape = _required(r, "shape", dict, where)
     for dim in "MNK":
-        if _required(shape, dim, int, f"{where}shape.") < 1:
-            raise _Invalid(f"{where}shape.{dim} should be >= 1, not {shape[dim]}")
+        _in_range(_required(shape, dim, int, f"{where}shape."), 1, MAX_DIMENSION, f"{where}shape.{dim}")
     _optional(r, "reason", str, None, where)
-    _optional(r, "params", dict, {}, where)
+    for name, value in _optional(r, "params", dict, {}, where).items():
+        if not _IDENT.fullmatch(name):
+            raise _Invalid(f"{where}params has a key {_describe(name)}, not a parameter name")
+        _in_range(_check(value, int, f"{where}params.{name}"), -2 ** 63, 2 ** 63 - 1, f"{where}params.{name}")
     _optional(r, "params_source", str, "default", where)
-    _optional(r, "threads", int, None, where)
-    _optional(r, "notes", dict, {}, where)
-    _optional(r, "gpu", int, None, where)
+    _in_range(_optional(r, "threads", int, None, where), 1, MAX_THREADS, f"{where}threads")
+    _in_range(_optional(r, "gpu", int, None, where), 0, MAX_GPU_INDEX, f"{where}gpu")
+    _notes(_optional(r, "notes", dict, {}, where), f"{where}notes.")
+    if "flags" in r:
+        _check(r["flags"], list, f"{where}flags")
+        _strings(r, "flags", where, _FLAG)
     for i, s in enumerate(_optional(r, "samples_s", list, [], where)):
-        if _check(s, float, f"{where}samples_s[{i}]") <= 0:
-            raise _Invalid(f"{where}samples_s[{i}] should be a positive number of seconds, not {s}")
+        if not MIN_SAMPLE_SECONDS <= _check(s, float, f"{where}samples_s[{i}]") <= MAX_SAMPLE_SECONDS:
+            raise _Invalid(f"{where}samples_s[{i}] should be a positive number of seconds, from "
+                           f"{MIN_SAMPLE_SECONDS:g} to {MAX_SAMPLE_SECONDS:g}, not {s!r}")
     v = _optional(r, "verification", dict, None, where)
     if v is not None:
-        _check(v.get("max_rel_error"), float, f"{where}verification.max_rel_error", optional=True)
-        _required(v, "tolerance", float, f"{where}verification.")
-        _required(v, "nonfinite", int, f"{where}verification.")
+        error = _check(v.get("max_rel_error"), float, f"{where}verification.max_rel_error", optional=True)
+        _in_range(error, 0, math.inf, f"{where}verification.max_rel_error")
+        _in_range(_required(v, "tolerance", float, f"{where}verification."), 0, math.inf,
+                  f"{where}verification.tolerance")
+        _in_range(_required(v, "nonfinite", int, f"{where}verification."), 0, 2 ** 63,
+                  f"{where}verification.nonfinite")
     if r["status"] == "pass" and not r.get("samples_s"):
         raise _Invalid(f"{where}samples_s is empty, but the result passed: a timed result keeps its samples")
     return KernelResult.from_dict({**r, "shape": {d: shape[d] for d in "MNK"}})
+
+
+def _notes(notes: dict, where: str) -> None:
+    """The notes a display reads: clocks, throttling, the kernel file."""
+    _in_range(_optional(notes, "sm_clock_mhz", float, None, where), 0, 1e6, f"{where}sm_clock_mhz")
+    _in_range(_optional(notes, "throttled_share", float, None, where), 0, 1, f"{where}throttled_share")
+    _in_range(_optional(notes, "cpu_wait_fraction", float, None, where), 0, math.inf, f"{where}cpu_wait_fraction")
+    _in_range(_optional(notes, "calls_per_sample", int, None, where), 1, 2 ** 63, f"{where}calls_per_sample")
+    _strings(notes, "throttle", where)
+    for key in ("kernel_file", "kernel_sha256"):
+        _optional(notes, key, str, None, where)

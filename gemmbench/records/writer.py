@@ -16,22 +16,36 @@ For a record ``NAME.json`` in the results directory:
 
 Nothing is created before the first row: a run that ends earlier leaves
 nothing behind.
+
+A save that fails for want of space (ENOSPC, EDQUOT) never leaves a record
+that blames a crash: the journal is renamed ``.NAME.disk-full.journal`` at
+once (a rename needs no free space), the final snapshot is still tried (it
+says why the run stopped), and a journal so marked is recovered as
+``DISK_FULL``, not ``RECOVERED``. Until then the snapshot's RUNNING reason
+names all three causes a record can stay in progress for.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import fcntl
 import json
 import os
+import stat
 from pathlib import Path
 
+from .. import fsutil
 from ..fsutil import remove_stale_temps, write_atomic
 from .results import KernelResult, RunRecord, strict_json
 
 JOURNAL_SUFFIX = ".journal"
-RUNNING = "in progress (a record that stays so was cut off by a crash or kill)"
+DISK_FULL_MARK = ".disk-full"  # .NAME.disk-full.journal: its run stopped when the disk filled up
+RUNNING = ("in progress (a record that stays so did not finish: its run was killed or crashed, or its disk "
+           "filled up; a later run in this directory recovers the rows from its journal and says which)")
 RECOVERED = "the run was killed or crashed; recovered from its journal"
+DISK_FULL = "the disk filled up while the run saved this record; recovered from its journal"
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 
 
 class SaveError(Exception):
@@ -40,8 +54,9 @@ class SaveError(Exception):
     ``path`` names the file or directory, ``cause`` is the OSError."""
 
     def __init__(self, path: Path, cause: OSError):
-        super().__init__(f"could not save {path}: {cause.strerror or cause} "
-                         f"(make room, or choose another --results-dir)")
+        problem = "the disk is full (no space left on device)" if cause.errno in NO_SPACE else \
+            cause.strerror or cause
+        super().__init__(f"could not save {path}: {problem} (make room, or choose another --results-dir)")
         self.path, self.cause = path, cause
 
 
@@ -63,10 +78,24 @@ class RecordWriter:
         self._row_of: dict[int, int] = {}  # id(result) -> index in _rows
         self._journal: int | None = None  # fd
         self._events = 0
+        self._disk_full = False  # the journal was renamed with DISK_FULL_MARK
 
     @property
     def journal_path(self) -> Path | None:
-        return self.path and self.path.with_name(f".{self.path.stem}{JOURNAL_SUFFIX}")
+        mark = DISK_FULL_MARK if self._disk_full else ""
+        return self.path and self.path.with_name(f".{self.path.stem}{mark}{JOURNAL_SUFFIX}")
+
+    def _failed(self, exc: OSError) -> SaveError:
+        """The error to raise; a full disk marks the journal first, so that
+        whatever stays on disk says the disk was full, not that the run crashed."""
+        if exc.errno in NO_SPACE and self._journal is not None and not self._disk_full:
+            plain = self.journal_path
+            self._disk_full = True
+            try:
+                os.rename(plain, self.journal_path)
+            except OSError:
+                self._disk_full = False
+        return SaveError(self.path or self.directory, exc)
 
     def add(self, result: KernelResult) -> None:
         """Save a result that was just appended to the record."""
@@ -87,7 +116,9 @@ class RecordWriter:
             if self._events & (self._events - 1) == 0:  # a power of two
                 self._snapshot()
         except OSError as exc:
-            raise SaveError(self.path or self.directory, exc) from None
+            raise self._failed(exc) from None
+        except fsutil.TargetError as exc:  # something put at the record's name meanwhile: left alone
+            raise SaveError(self.path or self.directory, OSError(errno.EEXIST, str(exc))) from None
 
     def finish(self) -> None:
         """The final snapshot (the record says by now whether it is complete),
@@ -99,7 +130,9 @@ class RecordWriter:
         try:
             self._snapshot(final=True)
         except OSError as exc:
-            raise SaveError(self.path, exc) from None
+            raise self._failed(exc) from None
+        except fsutil.TargetError as exc:
+            raise SaveError(self.path, OSError(errno.EEXIST, str(exc))) from None
         finally:
             self.close()
         try:
@@ -123,7 +156,7 @@ class RecordWriter:
         base = f"{self.record.command}-{self.record.device}-{stamp}"
         for n in range(1000):
             path = self.directory / f"{base}{f'-{n}' if n else ''}.json"
-            if path.exists():
+            if os.path.lexists(path):  # a dangling symlink too: never written through
                 continue
             self.path = path
             try:
@@ -160,7 +193,7 @@ class RecordWriter:
         rows = self._rows
         if final:  # in the record's own order (rows from several GPUs are sorted at the end)
             rows = [self._rows[self._row_of[id(r)]] for r in self.record.results if id(r) in self._row_of]
-        self.bytes_written += write_atomic(self.path, _record_text(self._head(final), rows))
+        self.bytes_written += write_atomic(self.path, _record_text(self._head(final), rows), False)
 
 
 def recover_orphans(directory: Path) -> list[Path]:
@@ -174,49 +207,54 @@ def recover_orphans(directory: Path) -> list[Path]:
     remove_stale_temps(directory)  # snapshots cut short by a kill
     recovered = []
     for journal in sorted(directory.glob(f".*{JOURNAL_SUFFIX}")):
-        try:
-            fd = os.open(journal, os.O_RDONLY)
+        try:  # never blocks on a FIFO, never follows a link out of the directory
+            fd = os.open(journal, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         except OSError:
             continue
         try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > fsutil.RECORD_MAX_BYTES:
+                continue  # not a journal gemmbench wrote: left as it is
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue  # a running gemmbench is writing it
             with os.fdopen(os.dup(fd), "rb") as f:
-                lines = f.read().decode(errors="replace").splitlines()
-            target = directory / (journal.name[1:-len(JOURNAL_SUFFIX)] + ".json")
-            text = _recovered_text(lines)
+                lines = f.read(fsutil.RECORD_MAX_BYTES).decode(errors="replace").splitlines()
+            stem = journal.name[1:-len(JOURNAL_SUFFIX)]
+            disk_full = stem.endswith(DISK_FULL_MARK)
+            target = directory / f"{stem[:-len(DISK_FULL_MARK)] if disk_full else stem}.json"
+            text = _recovered_text(lines, DISK_FULL if disk_full else RECOVERED)
             if text is None:
                 os.replace(journal, journal.with_name(journal.name + ".bad"))
                 continue
             if text:
-                write_atomic(target, text)
+                write_atomic(target, text, False)  # no symlink followed
                 recovered.append(target)
             os.unlink(journal)
-        except OSError:
+        except (OSError, fsutil.TargetError):
             continue  # recovering is best effort: the journal stays for a later try
         finally:
             os.close(fd)
     return recovered
 
 
-def _recovered_text(lines: list[str]) -> str | None:
+def _recovered_text(lines: list[str], reason: str = RECOVERED) -> str | None:
     """The record a journal holds ('' if it has no rows, None if unreadable).
     A last line cut short by the kill is left out; a later line for the same
     row (an update) replaces the earlier."""
     try:
-        head = json.loads(lines[0])["head"]
+        head = fsutil.loads_json(lines[0])["head"]
     except (IndexError, ValueError, KeyError, TypeError):
         return None
     rows: dict[int, str] = {}
     for line in lines[1:]:
         try:
-            entry = json.loads(line)
+            entry = fsutil.loads_json(line)
             rows[int(entry["row"])] = json.dumps(entry["result"])
         except (ValueError, KeyError, TypeError):
             continue
     if not rows:
         return ""
-    head.update(complete=False, incomplete_reason=RECOVERED)
+    head.update(complete=False, incomplete_reason=reason)
     return _record_text(head, [rows[i] for i in sorted(rows)])
