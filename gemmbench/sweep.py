@@ -22,7 +22,8 @@ def _size(text: str, part: str, sweep: str) -> int:
     try:
         number = parse_int(value, signed=False)
     except ValueError as exc:
-        raise ValueError(f"sweep '{sweep}': {part}: {exc}") from None
+        raise ValueError(f"sweep '{sweep}': {part} '{value[:20]}' is not a positive integer (ASCII digits): "
+                         f"{exc}") from None
     if number < 1:
         raise ValueError(f"sweep '{sweep}': {part} must be >= 1, got {number}")
     if number > MAX_DIMENSION:

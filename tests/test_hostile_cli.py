@@ -40,12 +40,12 @@ def sandbox(tmp_path, monkeypatch):
     shutil.copy(RECORD, tmp_path / "results" / "old.json")
     (tmp_path / "keep.png").write_bytes(b"\x89PNG the user's own picture")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path.parent / (tmp_path.name + "-cache")))
     return tmp_path
 
 
 def launch(args, folder, env=None, **kw) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "GEMMBENCH_CACHE_DIR": str(folder / "cache"), **(env or {})}
+    environment = {**os.environ, "GEMMBENCH_CACHE_DIR": str(folder.parent / (folder.name + "-cache")), **(env or {})}
     return subprocess.run([sys.executable, "-m", "gemmbench", *args], cwd=folder, env=environment,
                           stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=300, **kw)
 
