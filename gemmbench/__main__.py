@@ -4,8 +4,8 @@ Signals are taken over at the first instruction, before the heavy imports:
 a SIGINT or SIGTERM at any moment of a command ends it with one line (or,
 once the run is under way, with what finished saved), never a traceback.
 They are unblocked right after the handlers are in place, so one that came
-while a parent held them blocked across exec is delivered to them. The
-handlers stay to the end: the process is exiting.
+while a parent held them blocked across exec is delivered to them. Once
+the command has finished, both are ignored: the exit code says how it ended.
 """
 
 import signal
@@ -13,16 +13,23 @@ import sys
 
 
 def main() -> int:
-    from .execute.interrupts import SIGNALS, Interrupted, Interrupts
+    from .execute.interrupts import SIGNALS, Interrupts, interrupted_cause
     interrupts = Interrupts().__enter__()
     try:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
         from .cli import main as cli_main
+        interrupts.checkpoint()  # one that came during the imports, where Python may have swallowed it
         code = cli_main(interrupts=interrupts)
-    except Interrupted as exc:  # during the imports: nothing has happened yet
-        sys.stderr.write(f"gemmbench: interrupted by {exc.name}\n")
-        code = exc.exit_code
+    except BaseException as exc:  # during the imports: nothing has happened yet
+        stop = interrupted_cause(exc)
+        if stop is None:
+            raise
+        interrupts.caught()
+        sys.stderr.write(f"gemmbench: interrupted by {stop.name}\n")
+        code = stop.exit_code
     interrupts.hold()
+    for signum in SIGNALS:  # finished: Python's shutdown would put back the default, which kills (-15)
+        signal.signal(signum, signal.SIG_IGN)
     return code
 
 

@@ -19,7 +19,7 @@ import click
 from . import __version__, commands, validate
 from .backend import Shape
 from .errors import UserError
-from .execute.interrupts import Interrupted, Interrupts
+from .execute.interrupts import Interrupted, Interrupts, interrupted_cause
 from .gpu import device as gpu_device
 from .inspect import commands as instruments
 from .kernelfile import KernelFileError, load as load_kernel_file, parse_overrides
@@ -380,16 +380,26 @@ def _run(argv: list[str] | None, interrupts: Interrupts, error) -> int:
         click.echo("gemmbench: interrupted", err=True)
         code = 130
     except Interrupted as exc:  # a signal before the run began: nothing was written
-        interrupts.hold()
-        click.echo(f"gemmbench: interrupted by {exc.name}", err=True)
-        code = exc.exit_code
+        code = _interrupted(exc, interrupts)
     except UserError as exc:  # the user's input or environment, raised anywhere below: one line, exit 2
         details = getattr(exc, "details", "")  # a compiler's full message, above its one-line summary
         if details:
             click.echo(details.rstrip(), err=True)
         code = error(str(exc))
+    except Exception as exc:  # a signal that Python wrapped in another error (RuntimeError from __set_name__)
+        stop = interrupted_cause(exc)
+        if stop is None:
+            raise
+        code = _interrupted(stop, interrupts)
     sys.stdout.flush()  # what is still buffered fails here, inside the guard
     return code if isinstance(code, int) else 0
+
+
+def _interrupted(stop: Interrupted, interrupts: Interrupts) -> int:
+    interrupts.caught()
+    interrupts.hold()
+    click.echo(f"gemmbench: interrupted by {stop.name}", err=True)
+    return stop.exit_code
 
 
 def _broken_pipe(stdout) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 
 
@@ -36,32 +37,70 @@ class Interrupted(BaseException):
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+def interrupted_cause(exc: BaseException) -> Interrupted | None:
+    """The Interrupted behind ``exc``: itself, or one that Python wrapped
+    (a signal raised inside ``__set_name__`` comes out as a RuntimeError)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, Interrupted):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 class Interrupts:
-    """Context manager installing the handlers (only in the main thread)."""
+    """Context manager installing the handlers (only in the main thread).
+
+    The first signal is raised once, where the main thread is. Python
+    swallows an exception raised inside some callbacks (a weakref's, an
+    import lock's): the unraisable hook keeps that quiet, the signal stays
+    ``pending``, and the next ``checkpoint()`` raises it again.
+    """
 
     def __init__(self):
         self._saved = {}
+        self._hook = None
         self._depth = 0
         self._holding = False
+        self._raised = False
+        self._caught = False
         self.pending: int | None = None
 
     def __enter__(self) -> "Interrupts":
         if threading.current_thread() is threading.main_thread():
             for signum in SIGNALS:
                 self._saved[signum] = signal.signal(signum, self._handle)
+            self._hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
 
     def __exit__(self, *exc) -> None:
         for signum, handler in self._saved.items():
             signal.signal(signum, handler)
         self._saved.clear()
+        if self._hook is not None:
+            sys.unraisablehook, self._hook = self._hook, None
+
+    def _unraisable(self, unraisable) -> None:
+        if not isinstance(unraisable.exc_value, Interrupted):
+            self._hook(unraisable)
 
     def _handle(self, signum, frame) -> None:
-        if self._depth or self._holding:
-            self.pending = self.pending or signum
-            return
-        self._holding = True  # raised once: a second signal must not cut short the saving of the first
+        self.pending = self.pending or signum
+        if self._depth or self._holding or self._raised:
+            return  # raised once: a second signal must not cut short the saving of the first
+        self._raised = True
         raise Interrupted(signum)
+
+    def caught(self) -> None:
+        """The Interrupted was handled: checkpoint() has nothing to raise again."""
+        self._caught = True
+
+    def checkpoint(self) -> None:
+        """Raise a signal that came but was not raised, or was swallowed where it was."""
+        if self.pending and not self._caught and not self._holding and not self._depth:
+            self._raised = self._caught = True
+            raise Interrupted(self.pending)
 
     @contextlib.contextmanager
     def deferred(self):
@@ -71,10 +110,7 @@ class Interrupts:
             yield
         finally:
             self._depth -= 1
-            if not self._depth and self.pending and not self._holding:
-                signum, self.pending = self.pending, None
-                self._holding = True
-                raise Interrupted(signum)
+            self.checkpoint()
 
     def hold(self) -> None:
         """From now on signals are noted, never raised: the run is being finished."""

@@ -21,7 +21,7 @@ from ..records.results import KernelResult, RunRecord
 from ..records.writer import RecordWriter, SaveError, recover_orphans
 from .devices import Devices
 from .gpus import gpu_worker, run_on_gpus
-from .interrupts import Interrupted, Interrupts
+from .interrupts import Interrupted, Interrupts, interrupted_cause
 from .local import Batch, run_plan
 
 
@@ -98,6 +98,7 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
     stop: Interrupted | SaveError | None = None
     workers_failed = False
     try:
+        interrupts.checkpoint()
         if plan.gpus:
             workers_failed = run_on_gpus(plan, devices, entries, recording, reporter, worker or gpu_worker)
         else:
@@ -107,8 +108,15 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
                     advance(f"{result.name} {result.shape}")
                 run_plan(Batch(entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2,
                                devices.log or (lambda message: None), plan.device), on_result, recording.update)
+        interrupts.checkpoint()  # one that Python swallowed during the run
     except KeyboardInterrupt:  # a SIGINT that came before a handler was installed
         stop = Interrupted(signal.SIGINT)
     except (Interrupted, SaveError) as exc:
         stop = exc
+    except Exception as exc:  # a signal that Python wrapped in another error
+        stop = interrupted_cause(exc)
+        if stop is None:
+            raise
+    if isinstance(stop, Interrupted):
+        interrupts.caught()
     return recording.finish(stop, workers_failed)
