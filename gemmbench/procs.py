@@ -298,7 +298,7 @@ def strays(root: int, token: str | None, table: dict[int, Process] | None = None
             if child not in below:
                 below.add(child)
                 todo.append(child)
-    own_group = os.getpgrp()
+    own_group = os.getpgrp() if root != os.getpid() else None  # the caller's group is spared, unless it is root's
     found = []
     for info in table.values():
         if info.pid in spared or not info.live:
