@@ -116,7 +116,7 @@ class Isolated:
                 except (OSError, ValueError):  # the pipe broke on the way out: the worker is gone
                     outcome = self._how_it_died()
         except BaseException:  # Ctrl-C, SIGTERM: nothing of the kernel's may outlive gemmbench
-            self.close()
+            self._stop(ask=False)
             raise
         if isinstance(outcome, KernelResult):
             result = outcome
@@ -124,7 +124,7 @@ class Isolated:
             if result.status == "fail" or left:
                 left += self.close()  # its context may be poisoned: the next row gets a fresh worker
         else:
-            left = self.close()
+            left = self._stop(ask=False)  # timed out or dead: nothing to ask
             spec = self.kernel.spec
             result = KernelResult(self.config.device, spec.id, spec.name, spec.precision, shape, "fail", outcome,
                                   dict(entry.params if entry.params is not None else spec.params),
@@ -207,15 +207,21 @@ class Isolated:
     def close(self) -> int:
         """Stop the worker (kill it if it does not stop at once) and every
         process the kernel started; the number of those."""
+        return self._stop(ask=True)
+
+    def _stop(self, ask: bool) -> int:
+        """close(); ``ask`` False when the worker is busy with a row (timed out,
+        interrupted): it is killed without being asked to stop."""
         process, conn = self._process, self._conn
         if process is None:
             return 0
         left = self._kill_strays()  # first, while the worker still holds the tree together
         try:
-            conn.send(("stop",))
+            if ask:
+                conn.send(("stop",))
         except (OSError, ValueError):
             pass
-        if self._exit_status(STOP_SECONDS) is None:
+        if self._exit_status(STOP_SECONDS if ask else 0) is None:
             process.kill()
             self._exit_status(STOP_SECONDS)
         left += self._kill_strays()  # what its death orphaned; its pid is still held (unreaped)
