@@ -329,6 +329,9 @@ def serve(conn, kernel: UserKernel, config: WorkerConfig, parent: int) -> None:
     try:
         _detach(parent, os.environ.get(procs.WORKER_TOKEN, ""))
         os.dup2(2, 1)  # a kernel's printf must not land in the parent's --json output
+        null = os.open(os.devnull, os.O_RDONLY)  # nor may a kernel wait on the terminal
+        os.dup2(null, 0)
+        os.close(null)
         _serve(conn, kernel, config)
     except (OSError, EOFError):
         os._exit(LOST_PIPE)
