@@ -188,6 +188,31 @@ def test_interrupt_while_a_tool_runs_kills_its_group(interrupt, tmp_path, monkey
     assert (tmp_path / "ready").exists() and not leftovers(marker)
 
 
+def _ancestors():
+    pid, seen = os.getpid(), set()
+    while pid > 0 and pid not in seen:
+        seen.add(pid)
+        info = procs.processes().get(pid)
+        pid = info.ppid if info else 0
+    return seen
+
+
+@pytest.mark.parametrize("root", ["pid", "ppid", "pgrp", "sid"])
+def test_strays_never_name_this_process_or_its_ancestors(root):
+    pid = {"pid": os.getpid(), "ppid": os.getppid(), "pgrp": os.getpgrp(), "sid": os.getsid(0)}[root]
+    assert not {p.pid for p in procs.strays(pid, None)} & _ancestors()
+
+
+def test_a_worker_sweeping_itself_is_spared(tmp_path, marker):
+    """kill_strays from inside a session leader: its children die, it does not."""
+    child = tmp_path / "sweep.py"
+    child.write_text("import os, subprocess, sys\nos.setsid()\nsubprocess.Popen(['sleep', '1000'])\n"
+                     "from gemmbench import procs\nprint(procs.kill_strays(os.getpid(), None))\n")
+    done = subprocess.run([sys.executable, str(child)], capture_output=True, text=True, timeout=GENEROUS,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stdout == "1\n", done.stderr
+
+
 @pytest.mark.parametrize("value", ["abc", "-1", "0", "0.0", "1e3", "\uff11\uff12", "1_0", " 5 s", "inf", "nan"])
 def test_bad_limit_variable_is_one_line(value, monkeypatch):
     monkeypatch.setenv("GEMMBENCH_CC_TIMEOUT", value)
@@ -398,6 +423,12 @@ def test_kernel_that_starts_processes_fails_saying_so_and_none_survive(name, bef
     else:  # the forked copy exits at once, before it can speak for the worker
         assert row["status"] in ("pass", "fail") and "\n" not in (row["reason"] or "")
     assert_none_left(marker)
+
+
+def test_worker_runs_in_a_session_of_its_own(tmp_path, capsys, marker):
+    # a kernel that is correct only when it leads its own session
+    code, out, err = run_kernel(capsys, kernel(tmp_path, "session", "    if (getsid(0) != getpid()) return;\n"))
+    assert code == 0 and kernel_row(out)["status"] == "pass", err
 
 
 def test_kernel_that_kills_its_worker_fails_and_its_child_is_killed(tmp_path, capsys, marker):
