@@ -105,7 +105,7 @@ def limit(name: str, default: float) -> float:
         return default
     if not _SECONDS.fullmatch(text) or float(text) <= 0:
         raise UserError(f"{variable}={text[:40]!r} is not a number of seconds above 0 (like 120 or 2.5); "
-                        f"set it to one, or unset it for the default {default:g} s")
+                        "set it to one, or unset it for gemmbench's own limits")
     return float(text)
 
 
