@@ -81,13 +81,13 @@ def test_git_commit_says_when_the_code_is_not_the_commit(tmp_path, monkeypatch):
     import subprocess
     import gemmbench.records.results as results
     repo = tmp_path / "repo"
-    (repo / "gemmbench").mkdir(parents=True)
+    (repo / "gemmbench" / "records").mkdir(parents=True)
     run = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)
     run("init", "-q")
     (repo / "x.py").write_text("1")
     run("add", "x.py")
     run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
-    monkeypatch.setattr(results, "__file__", str(repo / "gemmbench" / "results.py"))
+    monkeypatch.setattr(results, "__file__", str(repo / "gemmbench" / "records" / "results.py"))
     clean = results.git_commit()
     assert len(clean) == 40 and "+" not in clean
     (repo / "x.py").write_text("2")

@@ -19,6 +19,13 @@ loaded. A library that still fails to load is rebuilt once, then reported.
 The compiler itself is tried once per process on a one-line library (the
 probe), so a compiler that fails, writes nothing or writes garbage is a
 one-line CompilerNotFound before the first kernel, not a failure per rung.
+
+Every compiler call goes through ``procs.run``: stdin from /dev/null, a
+process group of its own killed whole when it ends, and a time limit
+(``COMPILE_SECONDS`` for a build, ``PROBE_SECONDS`` for the probe and the
+questions asked of the compiler; ``GEMMBENCH_CC_TIMEOUT`` overrides both). A
+compiler that overruns, or dies by a signal, is a one-line error (exit 2):
+it is the machine's problem, not the kernel's.
 """
 
 from __future__ import annotations
@@ -29,13 +36,12 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
 
-from .. import fsutil
+from .. import fsutil, procs
 from ..errors import UserError
 from ..spec import KernelSpec
 from ..sources import source_dir
@@ -55,11 +61,22 @@ _LIBRARY_MAGIC = (b"\x7fELF", b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xca\x
 
 _PROBE_SOURCE = "int gemmbench_probe(int x) { return x + 1; }\n"
 
+# Generous: a loaded 2-core machine builds the largest rung in seconds.
+COMPILE_SECONDS = 300.0  # one build of a rung or a kernel file
+PROBE_SECONDS = 60.0  # the probe library, --version, the predefined macros
+
 Log = Callable[[str], None]
 
 
 class CompilerNotFound(UserError):
-    """No usable C compiler: one line naming $CC (or cc) and what to do."""
+    """No usable C compiler (missing, broken, hanging, killed): one line
+    naming $CC (or cc) and what to do."""
+
+
+def _run(cmd: list[str] | tuple[str, ...], seconds: float) -> procs.Completed:
+    """The compiler under the subprocess policy (see the module doc)."""
+    return procs.run(cmd, tool="cc", limit=procs.limit("cc", seconds),
+                     hint=f"try {_named(cmd[:1])} by hand; {INSTALL_HINT}")
 
 
 class BuildError(Exception):
@@ -97,18 +114,18 @@ def _probe(cmd: tuple[str, ...], resolved: str) -> None:
     with tempfile.TemporaryDirectory(prefix="gemmbench-cc-") as tmp:
         source, output = Path(tmp) / "probe.c", Path(tmp) / "probe.so"
         source.write_text(_PROBE_SOURCE)
+        hint = INSTALL_HINT
         try:
-            done = subprocess.run([*cmd, *BASE_FLAGS, "-o", str(output), str(source)],
-                                  capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            problem = f"cannot run ({getattr(exc, 'strerror', None) or exc})"
+            done = _run([*cmd, *BASE_FLAGS, "-o", str(output), str(source)], PROBE_SECONDS)
+        except procs.ToolError as exc:
+            problem, hint = exc.problem, exc.hint
         else:
             problem = _exit_problem(done) or _library_problem(output) or _load_problem(output)
     if problem:
-        raise CompilerNotFound(f"{_named(cmd)} cannot build a shared library: it {problem}; {INSTALL_HINT}")
+        raise CompilerNotFound(f"{_named(cmd)} cannot build a shared library: it {problem}; {hint}")
 
 
-def _exit_problem(done: subprocess.CompletedProcess) -> str | None:
+def _exit_problem(done: procs.Completed) -> str | None:
     """'exited with status N: <its first error line>', or None for status 0."""
     if done.returncode == 0:
         return None
@@ -144,10 +161,9 @@ def _load_problem(probe: Path) -> str | None:
 @lru_cache(maxsize=None)
 def _version(cmd: tuple[str, ...]) -> str:
     try:
-        done = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise CompilerNotFound(f"{_named(cmd)} cannot run ({getattr(exc, 'strerror', None) or exc}); "
-                               f"{INSTALL_HINT}") from None
+        done = _run([*cmd, "--version"], PROBE_SECONDS)
+    except procs.ToolError as exc:
+        raise CompilerNotFound(f"{_named(cmd)} --version {exc.problem}; {exc.hint}") from None
     lines = (done.stdout or done.stderr).strip().splitlines()
     return lines[0] if lines else cmd[0]
 
@@ -159,8 +175,10 @@ def compiler_version() -> str:
 
 @lru_cache(maxsize=None)
 def _predefined_macros(cmd: tuple[str, ...]) -> frozenset[str]:
-    done = subprocess.run([*cmd, "-march=native", "-dM", "-E", "-x", "c", os.devnull],
-                          capture_output=True, text=True)
+    try:
+        done = _run([*cmd, "-march=native", "-dM", "-E", "-x", "c", os.devnull], PROBE_SECONDS)
+    except procs.ToolError as exc:
+        raise CompilerNotFound(f"{_named(cmd)} -dM -E {exc.problem}; {exc.hint}") from None
     return frozenset(line.split()[1] for line in done.stdout.splitlines() if line.startswith("#define "))
 
 
@@ -278,7 +296,11 @@ def build(spec: KernelSpec, log: Log | None = None, force: bool = False) -> Path
         cmd = compile_command(spec, tmp)
         if log:
             log(shlex.join(cmd))
-        done = subprocess.run(cmd, capture_output=True, text=True)
+        try:
+            done = _run(cmd, COMPILE_SECONDS)
+        except procs.ToolError as exc:
+            raise CompilerNotFound(f"compiling {spec.source}: {_named(cmd[:1])} {exc.problem}; "
+                                   f"{exc.hint}") from None
         problem = _exit_problem(done) or _library_problem(tmp)
         if problem:
             raise BuildError(f"compiling {spec.source} failed: the compiler {problem}\n"

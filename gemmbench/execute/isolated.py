@@ -17,19 +17,39 @@ segfault, a CUDA fault that aborts) the row FAILs with how it died. Either
 way the parent's own CUDA context never saw the kernel, and the next row
 runs. A worker is reused for the next row (shape or parameters) of the same
 kernel, and replaced after any failure.
+
+Nothing a kernel starts outlives its row. The worker makes itself a session
+(and process group) of its own and a child subreaper, and is started with a
+token in its environment (procs.WORKER_TOKEN), so every process the kernel
+forks is found by procs.kill_strays: in the worker's session, below it, or
+carrying the token. When a row ends, PASS or FAIL, the parent kills them all;
+a kernel that left any FAILs its row saying how many ("left 3 processes
+running"; its notes keep ``left_processes``), and the worker is replaced.
+The group is named by the worker's pid, which the parent holds until it has
+reaped the worker, so a kill can never reach gemmbench or a stranger.
+
+The worker never prints a traceback: a lost pipe (a kernel that closed its
+file descriptors, or killed gemmbench) ends it quietly, and it watches its
+parent: when gemmbench dies, the worker kills what the kernel started and
+exits.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import ctypes
 import hashlib
 import multiprocessing
 import os
-import signal
+from multiprocessing import resource_tracker
+import secrets
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import procs
 from ..backend import Budget, Problem, Shape
 from .local import Entry, Plan, expectations, run_entry
 from ..precision import precision as precision_class
@@ -41,6 +61,11 @@ START_SECONDS = 120.0  # spawn, imports, CUDA context, the FP64 reference
 LOAD_SECONDS = 120.0   # loading (or, on a cache miss, compiling) the kernel
 CHECK_SECONDS = 60.0   # comparing a result with the reference on the host
 STOP_SECONDS = 5.0
+PARENT_POLL_SECONDS = 0.2  # how often the worker checks that gemmbench is still there
+WATCH_SECONDS = 0.2  # how often the parent checks that the worker is still there
+LOST_PIPE = 3  # the worker's exit status when its pipe to gemmbench broke
+
+_ENVIRON = threading.Lock()  # the token is in os.environ only while a worker is spawned
 
 
 @dataclass(frozen=True)
@@ -72,35 +97,61 @@ class Isolated:
         self.config = config
         self._process = None
         self._conn = None
+        self._token = ""
 
     # -- the parent side -------------------------------------------------------
     def run(self, entry: Entry, shape: Shape, plan: Plan) -> KernelResult:
         """The row of ``entry`` at ``shape``, measured in the worker; a FAIL row
-        when the worker overruns a step or dies."""
-        if self._process is None:
-            self._start()
-        self._conn.send(("run", shape, entry.params, plan.seed, plan.budget, plan.flush_l2))
-        outcome = self._wait(START_SECONDS, "the worker did not start")
+        when the worker overruns a step, dies, or leaves processes behind."""
+        try:
+            if self._process is None:
+                try:
+                    self._start()
+                except OSError as exc:  # no process to be had (a fork bomb elsewhere, a limit)
+                    outcome = f"crashed: the worker could not start ({exc.strerror or exc})"
+            if self._process is not None:
+                try:
+                    self._conn.send(("run", shape, entry.params, plan.seed, plan.budget, plan.flush_l2))
+                    outcome = self._wait(START_SECONDS, "the worker did not start")
+                except (OSError, ValueError):  # the pipe broke on the way out: the worker is gone
+                    outcome = self._how_it_died()
+        except BaseException:  # Ctrl-C, SIGTERM: nothing of the kernel's may outlive gemmbench
+            self._stop(ask=False)
+            raise
         if isinstance(outcome, KernelResult):
             result = outcome
-            if result.status == "fail":
-                self.close()  # its context may be poisoned: the next row gets a fresh worker
+            left = self._kill_strays()
+            if result.status == "fail" or left:
+                left += self.close()  # its context may be poisoned: the next row gets a fresh worker
         else:
-            self.close()
+            left = self._stop(ask=False)  # timed out or dead: nothing to ask
             spec = self.kernel.spec
             result = KernelResult(self.config.device, spec.id, spec.name, spec.precision, shape, "fail", outcome,
                                   dict(entry.params if entry.params is not None else spec.params),
                                   "given" if entry.params is not None else "default", self.config.threads)
         result.notes = {**result.notes, "kernel_file": str(self.kernel.path), "kernel_sha256": self.kernel.digest}
-        return result
+        return _left_behind(result, left) if left else result
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
-        self._conn, child_end = context.Pipe()
-        self._process = context.Process(target=serve, args=(child_end, self.kernel, self.config), daemon=True,
-                                        name=f"gemmbench {self.kernel.spec.name}")
-        self._process.start()
-        child_end.close()
+        token = secrets.token_hex(16)
+        conn, child_end = context.Pipe()
+        process = context.Process(target=serve, args=(child_end, self.kernel, self.config, os.getpid()),
+                                  daemon=True, name=f"gemmbench {self.kernel.spec.name}")
+        try:
+            resource_tracker.ensure_running()  # started now, it would carry the token and count as a stray
+            with _ENVIRON:  # the spawned interpreter inherits the environment as it is now
+                os.environ[procs.WORKER_TOKEN] = token
+                try:
+                    process.start()
+                finally:
+                    del os.environ[procs.WORKER_TOKEN]
+        except BaseException:
+            conn.close()
+            raise
+        finally:
+            child_end.close()
+        self._process, self._conn, self._token = process, conn, token
 
     def _wait(self, seconds: float, what: str) -> KernelResult | str:
         """The worker's result, or why there is none ("timed out: ...", "crashed ...")."""
@@ -110,7 +161,9 @@ class Isolated:
             if left <= 0:
                 return f"timed out: {what}"
             try:
-                if not self._conn.poll(left):
+                if not self._conn.poll(min(left, WATCH_SECONDS)):
+                    if self._exit_status(0) is not None:  # dead, though a child of the kernel may hold the pipe
+                        return self._how_it_died()
                     continue
                 message = self._conn.recv()
             except (EOFError, OSError):
@@ -121,34 +174,71 @@ class Isolated:
             else:
                 return message[1]
 
+    def _exit_status(self, seconds: float) -> int | None:
+        """The worker's exit status (minus the signal that killed it), waiting
+        up to ``seconds``; None while it runs. It is left unreaped, so its pid
+        (and the session named after it) cannot be reused under us."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                info = os.waitid(os.P_PID, self._process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:  # reaped already (multiprocessing did)
+                return self._process.exitcode
+            if info is not None:
+                return -info.si_status if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED) else info.si_status
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.01)
+
     def _how_it_died(self) -> str:
-        self._process.join(STOP_SECONDS)
-        code = self._process.exitcode
+        code = self._exit_status(STOP_SECONDS)
         if code is None:
             return "crashed: the worker closed its pipe"
+        if code == LOST_PIPE:
+            return "crashed: its pipe to gemmbench was closed (by the kernel?)"
         if code < 0:
-            try:
-                return f"crashed: killed by {signal.Signals(-code).name}"
-            except ValueError:
-                return f"crashed: killed by signal {-code}"
+            return f"crashed: killed by {procs.signal_name(-code)}"
         return f"crashed: exit code {code}"
 
-    def close(self) -> None:
-        """Stop the worker (kill it if it does not stop at once)."""
+    def _kill_strays(self) -> int:
+        """Kill what the kernel started (the worker itself spared); how many."""
+        return procs.kill_strays(self._process.pid, self._token) if self._process is not None else 0
+
+    def close(self) -> int:
+        """Stop the worker (kill it if it does not stop at once) and every
+        process the kernel started; the number of those."""
+        return self._stop(ask=True)
+
+    def _stop(self, ask: bool) -> int:
+        """close(); ``ask`` False when the worker is busy with a row (timed out,
+        interrupted): it is killed without being asked to stop."""
         process, conn = self._process, self._conn
-        self._process = self._conn = None
         if process is None:
-            return
+            return 0
+        left = self._kill_strays()  # first, while the worker still holds the tree together
         try:
-            if process.is_alive():
+            if ask:
                 conn.send(("stop",))
-                process.join(STOP_SECONDS)
         except (OSError, ValueError):
             pass
-        if process.is_alive():
+        if self._exit_status(STOP_SECONDS if ask else 0) is None:
             process.kill()
-            process.join(STOP_SECONDS)
+            self._exit_status(STOP_SECONDS)
+        left += self._kill_strays()  # what its death orphaned; its pid is still held (unreaped)
+        self._process = self._conn = None
+        process.join(STOP_SECONDS)  # reaps it
         conn.close()
+        return left
+
+
+def _left_behind(result: KernelResult, count: int) -> KernelResult:
+    """A row whose kernel left processes running: FAIL, saying how many."""
+    said = f"left {count} process{'es' if count != 1 else ''} running: killed"
+    notes = {**result.notes, "left_processes": count}
+    if result.status == "pass":  # correct, but its times shared the cores with what it left: none are kept
+        return dataclasses.replace(result, status="fail", reason=said, samples=[], flags=[], notes=notes)
+    return dataclasses.replace(result, status="fail", reason=f"{result.reason}; {said}" if result.reason else said,
+                               notes=notes)
 
 
 # -- the worker side ---------------------------------------------------------------
@@ -199,22 +289,75 @@ def _backend(config: WorkerConfig):
     return CpuBackend(threads=config.threads, max_call_seconds=config.call_seconds)
 
 
-def serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
-    """The worker: one request per row until told to stop or a row fails."""
-    os.dup2(2, 1)  # a kernel's printf must not land in the parent's --json output
+def _detach(parent: int, token: str) -> None:
+    """Make the worker a session of its own and a child subreaper (Linux), and
+    watch its parent: once gemmbench is gone, kill what the kernel started and exit."""
+    try:
+        os.setsid()
+    except OSError:
+        pass
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:  # a thread: a kernel call through ctypes releases the GIL
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        procs.kill_strays(os.getpid(), token)
+        os._exit(0)
+    threading.Thread(target=watch, name="parent watch", daemon=True).start()
+
+
+def _reap() -> None:
+    """Collect the exit status of every finished child (the kernel's, killed
+    by the parent, or orphans handed to this subreaper)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def serve(conn, kernel: UserKernel, config: WorkerConfig, parent: int) -> None:
+    """The worker: one request per row until told to stop.
+    Whatever happens it ends with os._exit, silently: LOST_PIPE when the pipe
+    to gemmbench broke, 0 otherwise."""
+    try:
+        _detach(parent, os.environ.get(procs.WORKER_TOKEN, ""))
+        os.dup2(2, 1)  # a kernel's printf must not land in the parent's --json output
+        null = os.open(os.devnull, os.O_RDONLY)  # nor may a kernel wait on the terminal
+        os.dup2(null, 0)
+        os.close(null)
+        _serve(conn, kernel, config)
+    except (OSError, EOFError):
+        os._exit(LOST_PIPE)
+    except BaseException:
+        os._exit(1)
+    os._exit(0)  # skip interpreter clean-up: a poisoned CUDA context only complains there
+
+
+def _serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
+    worker = os.getpid()
+
+    def send(message: tuple) -> None:
+        if os.getpid() != worker:  # a child the kernel forked came back here: it must not speak for the worker
+            os._exit(0)
+        conn.send(message)
 
     def expect(seconds: float, what: str) -> None:
-        conn.send(("expect", seconds, what))
+        send(("expect", seconds, what))
 
     backend = None
     spec = kernel.spec
     while True:
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            break
+        message = conn.recv()
+        _reap()
         if message[0] != "run":
-            break
+            return
         _, shape, params, seed, budget, flush_l2 = message
         try:
             expect(start_seconds(shape), "setting up (CUDA context, FP64 reference) took too long")
@@ -230,8 +373,5 @@ def serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
         except Exception as exc:  # anything the row raises is that row's failure
             result = KernelResult(config.device, spec.id, spec.name, spec.precision, shape, "fail",
                                   f"{type(exc).__name__}: {exc}".splitlines()[0])
-        conn.send(("result", result))
-        if result.status == "fail":
-            break
-    conn.close()
-    os._exit(0)  # skip interpreter clean-up: a poisoned CUDA context only complains there
+        send(("result", result))  # after a FAIL the parent stops this worker: alive until then, it
+        # keeps the processes the kernel orphaned below it, where the parent finds them

@@ -4,6 +4,9 @@ instruction mix of its main loop.
 The text comes from nvcc run on the same expanded source, with the same
 options and target (``gemmbench.gpu.compile``) that pycuda's SourceModule gets,
 so it needs no GPU: only nvcc, plus ``nvdisasm`` or ``cuobjdump`` for SASS.
+Each runs through ``procs.run`` (a time limit, stdin from /dev/null, its own
+process group killed whole): ``NVCC_SECONDS`` and ``DISASSEMBLE_SECONDS``,
+overridden by ``GEMMBENCH_NVCC_TIMEOUT`` and ``GEMMBENCH_<TOOL>_TIMEOUT``.
 
 The main loop. Both listings are straight-line code with branches: a branch
 whose target lies at or before it closes a loop, whose body is everything
@@ -19,20 +22,23 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import procs
 from ..errors import UserError
 from ..gpu.compile import expand_source, nvcc_options, target_for
 from ..spec import KernelSpec, Params
 
 PIP_EXTRA = "pip install 'gemmbench[asm]'"
 DISASSEMBLERS = ("nvdisasm", "cuobjdump")  # either prints SASS from a cubin
+NVCC_SECONDS = 600.0  # the largest rung builds in well under a minute
+DISASSEMBLE_SECONDS = 120.0
 
 _ARCH = re.compile(r"^sm_(\d+)(\d)[af]?$")  # the last digit is the minor version
 
@@ -73,8 +79,11 @@ def _require(names: tuple[str, ...], what: str, hint: str) -> tuple[str, str]:
     raise UserError(f"{what} needs {' or '.join(names)}, found on neither PATH nor the NVIDIA wheels: {hint}")
 
 
-def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
-    done = subprocess.run(cmd, capture_output=True, text=True)
+def _run(cmd: list[str], tool: str, what: str, seconds: float) -> procs.Completed:
+    """``tool`` (nvcc, nvdisasm, cuobjdump) under the subprocess policy; a
+    non-zero exit is one line with the tool's last line."""
+    done = procs.run(cmd, tool=tool, limit=procs.limit(tool, seconds),
+                     hint=f"run {shlex.join([tool, *cmd[1:]])[:120]} by hand to see why")
     if done.returncode != 0:
         message = (done.stderr or done.stdout).strip().splitlines()
         raise UserError(f"{what} failed: {message[-1] if message else f'exit {done.returncode}'}")
@@ -119,13 +128,13 @@ def build_listing(spec: KernelSpec, compute_capability: tuple[int, int], params:
         Path(source).write_text(expand_source(spec))
         output = os.path.join(tmp, "kernel." + ("ptx" if kind == "ptx" else "cubin"))
         cmd = nvcc_command(spec, compute_capability, params, kind, source, output)
-        _run([nvcc, *cmd[1:]], f"nvcc for {spec.source}")
+        _run([nvcc, *cmd[1:]], "nvcc", f"nvcc for {spec.source}", NVCC_SECONDS)
         if kind == "ptx":
             text = Path(output).read_text()
         else:
             name, path = tool
             args = [path, "-c", output] if name == "nvdisasm" else [path, "-sass", output]
-            text = _run(args, name).stdout
+            text = _run(args, name, name, DISASSEMBLE_SECONDS).stdout
     shown = " ".join(cmd[:-3] + [os.path.basename(source)])
     return Listing(kind, text, shown)
 

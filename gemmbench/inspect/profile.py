@@ -7,6 +7,9 @@ so the kernel runs at the clocks and with the caches the timer sees, and
 ``--set full`` so the kept ``.ncu-rep`` opens in the GUI with every section.
 The summary reads ``ncu --import REP --csv --page raw --print-units base``:
 one row per profiled kernel, one column per metric, base units (ns, bytes).
+Both run through ``procs.run`` (a time limit, stdin from /dev/null, its own
+process group killed whole with the target): ``PROFILE_SECONDS`` and
+``IMPORT_SECONDS``, overridden by ``GEMMBENCH_NCU_TIMEOUT``.
 """
 
 from __future__ import annotations
@@ -16,10 +19,10 @@ import io
 import json
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from .. import procs
 from ..errors import UserError
 from .asm import find_tool
 
@@ -27,6 +30,10 @@ NCU_HINT = "install Nsight Compute (it comes with the CUDA toolkit) and put ncu 
 PERMISSION_HINT = ("ncu may not read the GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or load "
                    "the driver with NVreg_RestrictProfilingToAdminUsers=0")
 
+
+# ncu replays each kernel once per pass of --set full: minutes for a large one
+PROFILE_SECONDS = 1800.0
+IMPORT_SECONDS = 300.0
 
 # where the toolkit and the Nsight Compute installer put ncu when PATH lacks it
 NCU_LOCATIONS = ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu")
@@ -70,10 +77,15 @@ def ncu_failure(output: str, returncode: int) -> str | None:
     return None
 
 
+def _ncu(cmd: list[str], seconds: float, env: dict | None = None) -> procs.Completed:
+    return procs.run(cmd, tool="ncu", limit=procs.limit("ncu", seconds), env=env,
+                     hint="profile a smaller shape, or run the ncu command by hand to see why")
+
+
 def run_profile(cmd: list[str]) -> list[dict]:
     """Run ncu over the target; the target's per-rung lines (JSON)."""
     from .target import MARKER
-    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    done = _ncu(cmd, PROFILE_SECONDS, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     output = done.stdout + done.stderr
     reason = ncu_failure(output, done.returncode)
     if reason:
@@ -82,8 +94,7 @@ def run_profile(cmd: list[str]) -> list[dict]:
 
 
 def export_csv(ncu: str, report: str) -> str:
-    done = subprocess.run([ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"],
-                          capture_output=True, text=True)
+    done = _ncu([ncu, "--import", report, "--csv", "--page", "raw", "--print-units", "base"], IMPORT_SECONDS)
     reason = ncu_failure(done.stdout + done.stderr, done.returncode)
     if reason:
         raise UserError(reason)

@@ -9,12 +9,14 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import subprocess
+import os
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, procs
+from ..errors import UserError
 from ..backend import Shape
 from ..precision import comparison_precision, precision as precision_class
 from ..stats import Stats, gflops, summarize
@@ -260,21 +262,28 @@ def to_json(record: RunRecord, indent: int | None = 1) -> str:
     return strict_json(record.to_dict(), indent)
 
 
+GIT_SECONDS = 10.0  # each git call; git answers these in milliseconds
+_COMMIT = re.compile(r"[0-9a-f]{7,64}")
+
+
 def git_commit() -> str | None:
     """The checkout's commit when gemmbench runs from one, else None; with
     "+dirty" when tracked files differ from it (the numbers then come from
-    code that commit does not hold)."""
-    root = Path(__file__).resolve().parent.parent
+    code that commit does not hold). git runs under the subprocess policy
+    (procs.run): a short limit, no prompt, no lock taken; any trouble is None."""
+    root = Path(__file__).resolve().parents[2]  # gemmbench/records/results.py -> the checkout
     if not (root / ".git").exists():
         return None
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+
+    def git(*args: str) -> procs.Completed:
+        return procs.run(["git", "-C", str(root), *args], tool="git", limit=procs.limit("git", GIT_SECONDS),
+                         hint="", env=env)
     try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
-                             text=True, timeout=10)
-        commit = out.stdout.strip()
-        if commit:
-            dirty = subprocess.run(["git", "-C", str(root), "diff", "--quiet", "HEAD", "--"],
-                                   capture_output=True, timeout=30).returncode == 1
-            commit += "+dirty" if dirty else ""
-    except (OSError, subprocess.SubprocessError):
+        head = git("rev-parse", "HEAD")
+        commit = head.stdout.strip()
+        if head.returncode != 0 or not _COMMIT.fullmatch(commit):
+            return None
+        return commit + ("+dirty" if git("diff", "--quiet", "HEAD", "--").returncode == 1 else "")
+    except UserError:  # git missing, hung, killed, or its limit set wrong: the record goes without
         return None
-    return commit or None
