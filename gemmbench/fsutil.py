@@ -248,7 +248,7 @@ def check_target(path, overwrite: bool = False, option: str | None = None) -> Pa
     real = resolve_target(path, option)
     name = _named(path, option)
     if real.exists() and not overwrite:
-        hint = f"give --overwrite to replace it" if option else "it is kept"
+        hint = "give --overwrite to replace it" if option else "it is kept"
         raise TargetError(f"{name} already exists; {hint}, or choose another name")
     parent = real.parent
     if not parent.is_dir():

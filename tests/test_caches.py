@@ -471,11 +471,11 @@ def test_every_cache_lives_in_the_one_cache_directory(cache):
 
 def test_a_rung_that_does_not_load_is_a_fail_row_and_the_next_rung_runs(cache):
     from gemmbench.backend import Budget
-    from gemmbench.execute.local import Entry, Plan, run_plan
+    from gemmbench.execute.local import Entry, Batch, run_plan
     from gemmbench.cpu.backend import CpuBackend
     cpu = CpuBackend(threads=1)
     broken = dataclasses.replace(RUNG1, entry="no_such_function")
-    plan = Plan([Entry(cpu, broken), Entry(cpu, CPU_LADDER[2])], [Shape(8, 8, 8)], budget=Budget(0.0, 1, 2, 0.01))
+    plan = Batch([Entry(cpu, broken), Entry(cpu, CPU_LADDER[2])], [Shape(8, 8, 8)], budget=Budget(0.0, 1, 2, 0.01))
     try:
         results = run_plan(plan, lambda result: None)
     except build.BuildError:

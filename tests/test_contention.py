@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gemmbench.backend import Budget, Prepared, Problem, Shape
-from gemmbench.execute.local import CpuWait, Entry, Plan, measure_watched, run_plan
+from gemmbench.execute.local import CpuWait, Entry, Batch, measure_watched, run_plan
 from gemmbench.cpu.backend import CpuBackend
 from gemmbench.records.results import BASELINE_SHIFTED, SHIFTED, RunRecord
 from gemmbench.output.report import result_rows, sweep_rows
@@ -123,7 +123,7 @@ class FakeBackend:
 def run_fake(times):
     backend = FakeBackend(times)
     entries = [Entry(backend, get_spec("gpu", 0)), Entry(backend, get_spec("gpu", 1))]
-    plan = Plan(entries, [Shape(8, 8, 8)], budget=Budget(0, 5, 5, 0), device="gpu")
+    plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 5, 5, 0), device="gpu")
     record = RunRecord("run", "gpu", {}, {})
     updated = []
     run_plan(plan, record.results.append, updated.append)
@@ -151,6 +151,6 @@ def test_a_steady_baseline_is_not_flagged():
 
 def test_a_baseline_alone_is_not_measured_twice():
     backend = FakeBackend({0: [1e-3]})
-    plan = Plan([Entry(backend, get_spec("gpu", 0))], [Shape(8, 8, 8)], budget=Budget(0, 5, 5, 0))
+    plan = Batch([Entry(backend, get_spec("gpu", 0))], [Shape(8, 8, 8)], budget=Budget(0, 5, 5, 0))
     results = run_plan(plan, lambda r: None)
     assert results[0].status == "pass" and "recheck" not in results[0].notes

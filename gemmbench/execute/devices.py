@@ -128,7 +128,7 @@ class Devices:
         key = (row.kernel_id, row.threads)
         if key not in self._isolated:
             config = WorkerConfig(row.device, self.plan.kernel_timeout or DEFAULT_CALL_SECONDS, row.threads,
-                                  self.plan.use_tuning)
+                                  self.plan.use_tuning, self.plan.gpu)
             self._isolated[key] = Isolated(self.user_kernels()[row.kernel_id], config)
         return Entry(backend, spec, row.given_params, isolated=self._isolated[key])
 

@@ -49,9 +49,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import procs
+from .. import fsutil, procs
 from ..backend import Budget, Problem, Shape
-from .local import Entry, Plan, expectations, run_entry
+from .local import Batch, Entry, expectations, run_entry
 from ..precision import precision as precision_class
 from ..records.results import KernelResult
 from ..kernelfile import UserKernel
@@ -76,6 +76,7 @@ class WorkerConfig:
     call_seconds: float = DEFAULT_CALL_SECONDS  # the limit for one kernel call
     threads: int | None = None  # CPU: the thread count of the row
     use_tuning: bool = True  # GPU: read tuned parameters from the tuning cache
+    gpu: int = 0  # GPU: the CUDA ordinal of the row (a --gpus worker's own GPU)
 
 
 def start_seconds(shape: Shape) -> float:
@@ -100,7 +101,7 @@ class Isolated:
         self._token = ""
 
     # -- the parent side -------------------------------------------------------
-    def run(self, entry: Entry, shape: Shape, plan: Plan) -> KernelResult:
+    def run(self, entry: Entry, shape: Shape, plan: Batch) -> KernelResult:
         """The row of ``entry`` at ``shape``, measured in the worker; a FAIL row
         when the worker overruns a step, dies, or leaves processes behind."""
         try:
@@ -284,7 +285,7 @@ def _backend(config: WorkerConfig):
     if config.device == "gpu":
         from ..gpu.backend import GpuBackend
         from ..tuning import TuningCache
-        return GpuBackend(tuning=TuningCache() if config.use_tuning else None)
+        return GpuBackend(tuning=TuningCache() if config.use_tuning else None, ordinal=config.gpu)
     from ..cpu.backend import CpuBackend
     return CpuBackend(threads=config.threads, max_call_seconds=config.call_seconds)
 
@@ -361,13 +362,14 @@ def _serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
         _, shape, params, seed, budget, flush_l2 = message
         try:
             expect(start_seconds(shape), "setting up (CUDA context, FP64 reference) took too long")
-            if hashlib.sha256(Path(kernel.path).read_text().encode()).hexdigest() != kernel.digest:
+            if hashlib.sha256(fsutil.read_text(kernel.path, fsutil.KERNEL_FILE_MAX_BYTES).encode()).hexdigest() \
+                    != kernel.digest:
                 raise RuntimeError(f"{kernel.given} changed during the run")
             backend = backend or _backend(config)
             problem = Problem.random(shape, seed)
             backend.load(problem)
             passes = expectations(problem, *backend.reference(problem, precision_class(spec.precision).inputs))
-            plan = Plan([], [shape], seed, budget, flush_l2)
+            plan = Batch([], [shape], seed, budget, flush_l2)
             result = run_entry(Entry(_Watched(backend, expect, config.call_seconds), spec, params),
                                problem, passes, plan)
         except Exception as exc:  # anything the row raises is that row's failure

@@ -237,9 +237,6 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
         on_update(base)
 
 
-Plan = Batch  # the name isolated.py still imports
-
-
 def run_plan(plan: Batch, on_result: Callable[[KernelResult], None],
              on_update: Callable[[KernelResult], None] = lambda result: None) -> list[KernelResult]:
     """Run every entry at every shape; ``on_result`` sees each result as it
