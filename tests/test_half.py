@@ -1,0 +1,135 @@
+"""The BF16 and FP16 classes without a GPU: rounding to the 16-bit types,
+the derived tolerance (a correctly rounded 16-bit result passes, a wrong
+one fails), the ladder's records and 16-bit tensor maps."""
+
+import numpy as np
+import pytest
+
+from gemmbench.backend import Problem, Shape
+from gemmbench.bench import expectations
+from gemmbench.gpu import tensormap
+from gemmbench.precision import (BF16_ROUNDOFF, FP16_ROUNDOFF, FP32_ROUNDOFF, PRECISIONS, comparison_precision,
+                                 element_dtype, round_to)
+from gemmbench.rungs import GPU_LADDER, baselines, get_spec
+from gemmbench.verify import Expectation, tolerance
+
+HALF = ("bf16", "fp16")
+
+
+@pytest.mark.parametrize("element, step", [("bf16", 2.0 ** -7), ("fp16", 2.0 ** -10)])
+def test_round_to_is_round_to_nearest_even(element, step):
+    x = np.array([1 + step / 2, 1 + 3 * step / 2, 1 + step / 4, -(1 + 3 * step / 4)], np.float32)
+    got = round_to(x, element)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, [1.0, 1 + 2 * step, 1.0, -(1 + step)])  # ties go to the even neighbour
+    np.testing.assert_array_equal(round_to(got, element), got)
+
+
+def test_element_dtypes():
+    assert element_dtype("fp32") == np.float32 and element_dtype("fp16") == np.float16
+    assert element_dtype("bf16").itemsize == 2
+    with pytest.raises(ValueError):
+        element_dtype("fp8")
+
+
+@pytest.mark.parametrize("name", HALF)
+def test_classes_are_16_bit_and_compared_with_their_own_library_row(name):
+    p = PRECISIONS[name]
+    assert p.inputs == p.output == name and p.library == name and not p.simt_peak
+    assert comparison_precision(name) == name
+    assert [b.name for b in baselines("gpu", {name})] == [f"cuBLAS {name.upper()}"]
+
+
+@pytest.mark.parametrize("name, u", [("bf16", BF16_ROUNDOFF), ("fp16", FP16_ROUNDOFF)])
+def test_tolerance_is_the_fp32_bound_plus_two_output_roundings(name, u):
+    for K in (1, 129, 4096):
+        acc = tolerance(K, "fp32")
+        assert tolerance(K, name) == pytest.approx(acc + 2 * u * (1 + acc))
+    assert tolerance(1, "fp32") == 16 * FP32_ROUNDOFF
+
+
+def _kernel_like(problem: Problem, element: str, alpha: float, beta: float, drop_last: bool = False) -> np.ndarray:
+    """What a correct 16-bit kernel returns: 16-bit inputs, an FP32 sum, C0 stored in
+    the type, the result rounded once. ``drop_last`` leaves out the last term of K."""
+    a, b = (round_to(x, element) for x in (problem.A, problem.B))
+    if drop_last:
+        a, b = a[:, :-1], b[:-1]
+    acc = a @ b  # float32 matmul
+    c0 = round_to(problem.C0, element)
+    return round_to(alpha * acc + beta * c0 if beta else alpha * acc, element)
+
+
+def _passes(problem: Problem, element: str):
+    a, b = (round_to(x, element).astype(np.float64) for x in (problem.A, problem.B))
+    return expectations(problem, a @ b, np.abs(a) @ np.abs(b))
+
+
+@pytest.mark.parametrize("element", HALF)
+@pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(33, 17, 5), Shape(64, 96, 1000)], ids=str)
+def test_a_correctly_rounded_result_passes_both_passes(element, shape):
+    problem = Problem.random(shape, seed=3)
+    for expect in _passes(problem, element):
+        v = expect.check(_kernel_like(problem, element, expect.alpha, expect.beta), element)
+        assert v.passed, (v.max_rel_error, v.tolerance)
+
+
+@pytest.mark.parametrize("element", HALF)
+def test_dropping_a_term_at_small_k_fails(element):
+    problem = Problem.random(Shape(40, 40, 16), seed=4)
+    expect = _passes(problem, element)[0]
+    v = expect.check(_kernel_like(problem, element, 1.0, 0.0, drop_last=True), element)
+    assert not v.passed
+
+
+@pytest.mark.parametrize("element", HALF)
+def test_the_unrounded_fp32_inputs_are_not_the_reference(element):
+    """The reference sees the rounded inputs: an FP32 GEMM of the unrounded ones is off by the inputs'
+    rounding, which at K = 4 is far beyond the bound (a kernel that skipped the rounding is caught)."""
+    problem = Problem.random(Shape(64, 64, 4), seed=5)
+    expect = _passes(problem, element)[0]
+    exact = problem.A.astype(np.float64) @ problem.B.astype(np.float64)
+    v = expect.check(exact.astype(np.float32), element)
+    assert v.max_rel_error > 0.05 * (BF16_ROUNDOFF if element == "bf16" else FP16_ROUNDOFF)
+
+
+@pytest.mark.parametrize("element", HALF)
+@pytest.mark.parametrize("poison", [np.nan, np.inf])
+def test_non_finite_never_passes(element, poison):
+    problem = Problem.random(Shape(8, 8, 8), seed=6)
+    expect = _passes(problem, element)[0]
+    c = _kernel_like(problem, element, 1.0, 0.0)
+    c[3, 5] = poison
+    v = expect.check(c, element)
+    assert not v.passed and v.nonfinite == 1
+
+
+def test_fp16_judges_tiny_elements_against_its_smallest_normal():
+    """An element far below FP16's normal range lands on the subnormal grid (steps of 2^-24): within
+    the bound on the floored scale, although its error is large against its own scale."""
+    want = np.array([[3e-7]])
+    expect = Expectation.of(want, want.copy(), K=1)
+    got = want.astype(np.float16).astype(np.float32)
+    assert abs(got[0, 0] - want[0, 0]) / want[0, 0] > tolerance(1, "fp16")
+    assert expect.check(got, "fp16").passed
+    assert not expect.check(got, "fp32").passed  # a class without the floor judges it on its own scale
+
+
+def test_the_ladder_has_both_types_of_each_rung():
+    rungs = {s.id: s for s in GPU_LADDER if s.id >= 20}
+    assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16"}
+    for even, odd in ((20, 21), (22, 23)):
+        assert rungs[even].source == rungs[odd].source
+        assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
+    assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
+    fallback = get_spec("gpu", 23).fallback
+    assert fallback.precision == "fp16" and fallback.params["BF16"] == 0 and fallback.driver == "single"
+
+
+@pytest.mark.parametrize("element", HALF)
+def test_16_bit_tensor_maps(element):
+    assert tensormap.pitch_for_tma(36, 2) == 40 and tensormap.pitch_for_tma(40, 2) == 40
+    ok = tensormap.matrix_map(100, 40, 128, 64, 128, pitch=40, element=element)
+    assert ok.unsupported_reason() is None and ok.element_bytes == 2 and ok.global_strides == (80,)
+    assert "16 bytes" in tensormap.matrix_map(8, 36, 8, 64, element=element).unsupported_reason()
+    assert "swizzle" in tensormap.matrix_map(8, 128, 8, 128, element=element).unsupported_reason()
+    assert "not supported" in tensormap.matrix_map(8, 64, 8, 8, element="fp8").unsupported_reason()
