@@ -8,7 +8,7 @@
 // as the descriptors read it) into an mbarrier ring of STAGES slots. The
 // block is warp-specialized as rung 17: BM/64 consumer warpgroups that only
 // wait and issue wgmmas (232 registers each through setmaxnreg, enough for
-// a 64 x 256 FP32 accumulator tile) and one producer warpgroup whose single
+// a 64 x 256 FP32 accumulator tile; 152 with three of them) and one producer warpgroup whose single
 // working thread issues the TMA loads. The grid is persistent (one block
 // per SM walking tiles blockIdx.x, + gridDim.x, ... in GROUP_M-row groups),
 // so the producer fills the next tile's slots while the consumers store.
@@ -32,7 +32,8 @@
 #include "wgmma_half.cuh"
 #include "half_tma.cuh"
 
-constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = 232;
+// The producer keeps 40 registers; the consumers share the rest (232 each for up to 2 warpgroups, 152 for 3).
+constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = kHalfConsumerWarpgroups == 3 ? 152 : 232;
 static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= 65536, "registers per SM");
 
 extern "C" __global__ void __launch_bounds__(kHalfBlock, 1)

@@ -43,9 +43,11 @@ struct HalfRing {
 };
 
 // The ring in dynamic shared memory, aligned to 1024 bytes for the swizzle;
-// thread 0 initialises the barriers, the caller then syncs.
+// thread 0 initialises the barriers, the caller then syncs. A slot is free
+// again after `releases` arrivals (the consumer warps of every block whose
+// loads write into it).
 __device__ __forceinline__ HalfRing make_half_ring(unsigned char* smem, const TensorMap& map_a,
-                                                   const TensorMap& map_b) {
+                                                   const TensorMap& map_b, int releases = kHalfConsumers / 32) {
     HalfRing ring;
     ring.base = (smem_addr(smem) + 1023u) & ~1023u;
     ring.full = ring.base + STAGES * kHalfSlot;
@@ -55,7 +57,7 @@ __device__ __forceinline__ HalfRing make_half_ring(unsigned char* smem, const Te
         tma_prefetch_map(map_b);
         for (int s = 0; s < STAGES; ++s) {
             mbar_init(ring.full_bar(s), 1);
-            mbar_init(ring.empty_bar(s), kHalfConsumers / 32);
+            mbar_init(ring.empty_bar(s), releases);
         }
         mbar_init_fence();
     }

@@ -116,8 +116,9 @@ def test_fp16_judges_tiny_elements_against_its_smallest_normal():
 
 def test_the_ladder_has_both_types_of_each_rung():
     rungs = {s.id: s for s in GPU_LADDER if s.id >= 20}
-    assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16"}
-    for even, odd in ((20, 21), (22, 23)):
+    assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16", 24: "bf16",
+                                                      25: "fp16"}
+    for even, odd in ((20, 21), (22, 23), (24, 25)):
         assert rungs[even].source == rungs[odd].source
         assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
     assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
@@ -133,3 +134,12 @@ def test_16_bit_tensor_maps(element):
     assert "16 bytes" in tensormap.matrix_map(8, 36, 8, 64, element=element).unsupported_reason()
     assert "swizzle" in tensormap.matrix_map(8, 128, 8, 128, element=element).unsupported_reason()
     assert "not supported" in tensormap.matrix_map(8, 64, 8, 8, element="fp8").unsupported_reason()
+
+
+def test_cluster_grids_are_whole_groups_of_tile_rows():
+    spec = get_spec("gpu", 24)
+    p = dict(spec.params, BM=128, BN=256, CLUSTER=2)
+    assert spec.grid(1, 1, 1, p) == (2, 1, 1)  # one tile row: the second block computes zeros past M
+    assert spec.grid(3 * 128, 512, 64, p) == (2 * 2 * 2, 1, 1)  # 3 tile rows -> 2 groups of 2, 2 tile columns
+    assert spec.invalid_reason(dict(p, BN=128, CLUSTER=4)) is not None  # 2 B boxes cannot split over 4 blocks
+    assert spec.invalid_reason(dict(p, CLUSTER=4)) is None

@@ -8,7 +8,7 @@ from ..backend import Budget, Gemm, Prepared, Problem, Shape, SkipKernel
 from ..precision import element_dtype, precision as precision_class, round_to
 from ..spec import KernelSpec, Params
 from . import compile as kernels
-from . import drivers, elements, tensormap
+from . import clusters, drivers, elements, tensormap
 from .cublas import Cublas, CublasUnavailable
 from .device import free_memory, gpu_identity, gpu_info, nvcc_version, open_device, sm_clock_now
 from .timing import EventTimer
@@ -126,7 +126,9 @@ class GpuBackend:
         gemm = drivers.build(drivers.LaunchContext(
             run_spec, p, module, shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
             self._workspace, self._allow_shared,
-            lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count)))
+            lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count),
+            lambda entry, cluster, threads, smem: clusters.max_active_clusters(kernels.cubin(run_spec, cc, p), entry,
+                                                                               cluster, threads, smem)))
         return Prepared(gemm, run_spec, p, source)
 
     def _allow_shared(self, function, shared_bytes: int) -> None:

@@ -25,7 +25,9 @@ split-K kernel and a reduction for small shapes):
                 beta, C), A in boxes of BM rows x 64 elements and B in boxes
                 of 64 x 64, both in the 128-byte swizzle; rows that are not a
                 multiple of 8 elements are first copied into padded rows by
-                copy_rows16.
+                copy_rows16. With CLUSTER (blocks per cluster, set by the kernel's
+                __cluster_dims__) the grid is whole clusters, and a persistent
+                grid no more than the GPU holds at once (gemmbench.gpu.clusters).
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class LaunchContext:
     allow_shared: Callable[[object, int], None]  # (function, bytes): opt in beyond the default 48 KiB
     # entry -> where the driver puts each of its parameters (TMA rungs pack their parameter block themselves)
     param_layout: Callable[[str, int], tensormap.ParamLayout] | None = None  # (entry, count)
+    # (entry, cluster size, threads, dynamic shared bytes) -> clusters resident at once (clustered rungs)
+    max_clusters: Callable[[str, int, int, int], int] | None = None
 
     def kernel(self, name: str, arg_format: str, shared_bytes: int = 0):
         function = self.module.get_function(name)
@@ -189,6 +193,17 @@ def tma(ctx: LaunchContext) -> Gemm:
 def tma16(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
     grid = launched_grid(grid, ctx.params, ctx.sm_count)
+    cluster = ctx.params.get("CLUSTER", 1)
+    if cluster > 1:  # whole clusters, and for a persistent grid no more than are resident at once
+        fit = grid[0] // cluster
+        if ctx.params.get("PERSISTENT") and ctx.max_clusters is not None:
+            try:
+                fit = min(fit, ctx.max_clusters("sgemm", cluster, block[0], smem))
+            except tensormap.TensorMapError as exc:
+                raise SkipKernel(str(exc)) from None
+        if fit < 1:
+            raise SkipKernel(f"no cluster of {cluster} blocks of {block[0]} threads and {smem} bytes fits")
+        grid = (fit * cluster, 1, 1)
     M, N, K = _mnk(ctx)
     element = precision_class(ctx.spec.precision).inputs
     launches = []

@@ -3,7 +3,8 @@ and one record per rung and element type (sources ``cuda_src/2x_half_*.cu``,
 built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
 
 A rung id names one idea in one type, so each source has two ids: even for
-BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized).
+BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized,
+24/25: 22/23 in clusters sharing B by TMA multicast).
 """
 
 from __future__ import annotations
@@ -94,32 +95,66 @@ def _check_ws(p: Params) -> str | None:
 
 
 def _ws_grid(M: int, N: int, K: int, p: Params):
-    return (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, 1)
+    """One block per C tile (a persistent launch caps it at the SM count); with clusters, whole
+    groups of CLUSTER tile rows (blocks past M compute zeros and store nothing)."""
+    cluster = p.get("CLUSTER", 1)
+    return (cluster * ceil_div(ceil_div(M, p["BM"]), cluster) * ceil_div(N, p["BN"]), 1, 1)
+
+
+# C tiles from large to small: at each shape the largest that still gives about one tile per SM
+_WS_TILES = ((128, 256), (128, 128), (64, 128))
+
+
+def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
+    for bm, bn in _WS_TILES:
+        if ceil_div(M, bm) * ceil_div(N, bn) >= 0.9 * sm_count:
+            break
+    return {**rest, "BM": bm, "BN": bn}
+
+
+def _check_cluster(p: Params) -> str | None:
+    reason = _check_ws(p)
+    if reason:
+        return reason
+    if p["CLUSTER"] not in (2, 4):
+        return "CLUSTER must be 2 or 4 blocks"
+    if (p["BN"] // 64) % p["CLUSTER"]:
+        return "the BN/64 B boxes must split evenly over the CLUSTER blocks that multicast them"
+    return None
 
 
 _WS_CONSTRAINTS = ("BM in {64,128,192} (64 rows per consumer warpgroup); BN in {128,256}; not 192 x 256; "
                    "STAGES >= 2; smem = STAGES*(BM+BN)*128 + 1 KiB <= 227 KiB; PERSISTENT: one block per SM")
 
 
-def _ws_record(id: int, name: str, precision: str, bf16: int) -> KernelSpec:
+def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
+               **extra) -> KernelSpec:
+    """A wgmma + TMA rung (22-25); ``cluster``: blocks per cluster sharing B (0: no clusters)."""
+    rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}), "BF16": bf16}
+    space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "GROUP_M": [4, 8, 16],
+             "PERSISTENT": [0, 1], **({"CLUSTER": [2, 4]} if cluster else {})}
     return KernelSpec(
-        id, name, "gpu", "wgmma with both operands in shared memory (B through the transpose mode), fed by TMA into "
-                         "an mbarrier ring; a producer warpgroup issues the loads, BM/64 consumer warpgroups "
-                         "(setmaxnreg) the wgmmas; a persistent grid (mma.sync off Hopper)",
-        source="22_half_tma_ws.cu",
-        params={"BM": 128, "BN": 256, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "BF16": bf16},
-        search_space={"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "GROUP_M": [4, 8, 16],
-                      "PERSISTENT": [0, 1]},
-        check=_check_ws, constraints=_WS_CONSTRAINTS,
+        id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
+        check=_check_cluster if cluster else _check_ws,
+        constraints=_WS_CONSTRAINTS + ("; CLUSTER in {2,4} divides BN/64" if cluster else ""),
         block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_ws_grid, smem=_ws_smem, driver="tma16",
+        select=lambda M, N, K, sms: _ws_select(M, N, K, sms, rest),
         arch_specific=True, precision=precision, min_cc=(8, 0),
-        fallback=_hm_record(id, name, "mma.sync fallback (no wgmma on this GPU)", "22_half_tma_ws.cu", precision,
-                            bf16))
+        fallback=_hm_record(id, name, "mma.sync fallback (no wgmma on this GPU)", source, precision, bf16), **extra)
 
 
 HALF_RUNGS: tuple[KernelSpec, ...] = (
     *(_hm_record(20 + (1 - bf16), f"{label} mma.sync", "16-bit tensor cores: mma.sync m16n8k16 on ldmatrix "
                  "fragments, FP32 accumulators, a cp.async ring into XOR-swizzled shared memory",
                  "20_half_mma_sync.cu", name, bf16) for name, label, bf16 in _TYPES),
-    *(_ws_record(22 + (1 - bf16), f"{label} TMA warp-specialized", name, bf16) for name, label, bf16 in _TYPES),
+    *(_ws_record(22 + (1 - bf16), f"{label} TMA warp-specialized",
+                 "wgmma with both operands in shared memory (B through the transpose mode), fed by TMA into an "
+                 "mbarrier ring; a producer warpgroup issues the loads, BM/64 consumer warpgroups (setmaxnreg) the "
+                 "wgmmas; a persistent grid; tiles per shape (mma.sync off Hopper)",
+                 "22_half_tma_ws.cu", name, bf16) for name, label, bf16 in _TYPES),
+    *(_ws_record(24 + (1 - bf16), f"{label} TMA multicast",
+                 "rung 22 in clusters of CLUSTER blocks stacked along M that share each B tile: every block loads "
+                 "its A and 1/CLUSTER of B, multicast into all, so L2 serves a quarter fewer bytes "
+                 "(mma.sync off Hopper)",
+                 "24_half_tma_multicast.cu", name, bf16, cluster=2) for name, label, bf16 in _TYPES),
 )
