@@ -13,8 +13,11 @@
 // ring of HM_STAGES slots with an XOR swizzle (half_mma_sync.cuh) so neither
 // the copies nor ldmatrix meet bank conflicts.
 //
-// Evidence: see the README's 16-bit ladder section (figures are dated there).
-// This is also the path rungs 22-23 take on GPUs without sm_90a.
+// Evidence (the README's 16-bit ladder section has the dated figures):
+// about half of cuBLAS's rate at the large shapes, far below at 1024^3 where
+// its 128 x 256 tiles leave most SMs idle; no ncu profile yet, so which of
+// issue slots, ldmatrix or the per-tile barrier binds is not yet shown.
+// This is also the path rungs 22-25 take on GPUs without sm_90a.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "half.cuh"

@@ -18,7 +18,12 @@
 // shapes that run at high clocks. Sharing B between two blocks cuts a
 // block's reads to 32 KiB (four blocks: 24 KiB).
 //
-// Evidence: see the README's 16-bit ladder section (figures are dated there).
+// Evidence (the README's 16-bit ladder section has the dated figures): a few
+// points over rung 22 at 4096^3 and 8192^3 (the best 16-bit rung there),
+// behind it at 1024^3-2048^3 where tiles are small. Releasing the peer's
+// slot with a cluster-scope release (.release.cluster) instead of the
+// default made every K tile wait for the thread's earlier global stores:
+// that version ran at about 60% of cuBLAS; see mbar_arrive_cluster.
 //
 // A cluster walks groups of CLUSTER tile rows: unit u is tile column tn of
 // tile rows CLUSTER * pm + 0 .. CLUSTER - 1 (GROUP_M units grouped for L2

@@ -2,12 +2,18 @@
 the derived tolerance (a correctly rounded 16-bit result passes, a wrong
 one fails), the ladder's records and 16-bit tensor maps."""
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from gemmbench import userkernel
 from gemmbench.backend import Problem, Shape
 from gemmbench.bench import expectations
 from gemmbench.gpu import tensormap
+from gemmbench.gpu.compile import expand_source, nvcc_options
 from gemmbench.precision import (BF16_ROUNDOFF, FP16_ROUNDOFF, FP32_ROUNDOFF, PRECISIONS, comparison_precision,
                                  element_dtype, round_to)
 from gemmbench.rungs import GPU_LADDER, baselines, get_spec
@@ -143,3 +149,24 @@ def test_cluster_grids_are_whole_groups_of_tile_rows():
     assert spec.grid(3 * 128, 512, 64, p) == (2 * 2 * 2, 1, 1)  # 3 tile rows -> 2 groups of 2, 2 tile columns
     assert spec.invalid_reason(dict(p, BN=128, CLUSTER=4)) is not None  # 2 B boxes cannot split over 4 blocks
     assert spec.invalid_reason(dict(p, CLUSTER=4)) is None
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tiled_bf16.cu"
+
+
+def test_the_bf16_example_is_a_bf16_kernel_file():
+    spec = userkernel.load(EXAMPLE, 0).spec
+    assert spec.precision == "bf16" and spec.min_cc == (8, 0) and spec.invalid_reason() is None
+    assert spec.block(spec.params) == (256, 1, 1)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("bf16", [1, 0])
+def test_the_bf16_example_compiles_for_either_type(bf16, tmp_path):
+    """The text the tool hands pycuda (half.cuh found in cuda_src/), built as BF16 and as FP16."""
+    spec = userkernel.load(EXAMPLE, 0).spec
+    src = tmp_path / "kernel.cu"
+    src.write_text(expand_source(spec))
+    done = subprocess.run([shutil.which("nvcc"), "-cubin", "-arch", "sm_80", *nvcc_options(spec), f"-DBF16={bf16}",
+                           "-o", str(tmp_path / "k.cubin"), str(src)], capture_output=True, text=True)
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr

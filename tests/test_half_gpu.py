@@ -65,3 +65,16 @@ def test_c_is_held_in_the_16_bit_type(gpu, element):
     assert back.dtype == np.float32 and np.isnan(back[0, 0])
     np.testing.assert_array_equal(back[1:], round_to(c[1:], element))
     np.testing.assert_array_equal(gpu.get_c("fp32").shape, (9, 11))  # the FP32 C stays beside it
+
+
+@pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(127, 255, 511)], ids=str)
+def test_the_bf16_example_kernel_file_verifies(gpu, shape):
+    from pathlib import Path
+
+    from gemmbench import userkernel
+    spec = userkernel.load(Path(__file__).resolve().parent.parent / "examples" / "tiled_bf16.cu", 0).spec
+    problem = Problem.random(shape, seed=5)
+    gpu.load(problem)
+    passes = expectations(problem, *gpu.reference(problem, "bf16"))
+    v = verify_kernel(gpu, gpu.prepare(spec, shape).gemm, passes, "bf16")
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"

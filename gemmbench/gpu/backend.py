@@ -211,7 +211,7 @@ class GpuBackend:
                 a, b = (round_to(x, inputs).astype(np.float64) for x in (problem.A, problem.B))
             return a @ b, np.abs(a) @ np.abs(b)
         widen = self._widen if inputs == "fp32" else self._converter(inputs)[1]
-        # float64 copies made on the device from the float32 inputs already there
+        # float64 copies made on the device from the inputs already there (FP32, or the 16-bit copies)
         gpuarray = _gpuarray()
         a64 = gpuarray.empty((shape.M, shape.K), np.float64)
         b64 = gpuarray.empty((shape.K, shape.N), np.float64)
