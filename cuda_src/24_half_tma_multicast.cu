@@ -121,7 +121,8 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
             __syncwarp();
             release((it - 1) % STAGES);  // the tile's last K tile
 
-            // acc[4i + j]: row 16 * warp + lane / 4 + 8 * (j / 2) of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
+            // acc[4i + j]: row 16 * warp + lane / 4 + 8 * (j / 2) of the warpgroup's 64,
+            // column 8i + 2 (lane % 4) + j % 2.
             const int m = m0 + 64 * wg + 16 * warp + lane / 4, n = n0 + 2 * (lane % 4);
 #pragma unroll
             for (int i = 0; i < kHalfAcc / 4; ++i) {

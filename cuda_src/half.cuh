@@ -60,7 +60,8 @@ __device__ __forceinline__ void store16x2(elem16* c, float a0, float a1, float a
         *p = pack2(alpha * a0, alpha * a1);
     } else {
         const unsigned old = *p;
-        *p = pack2(alpha * a0 + beta * to_float((elem16)(old & 0xFFFF)), alpha * a1 + beta * to_float((elem16)(old >> 16)));
+        *p = pack2(alpha * a0 + beta * to_float((elem16)(old & 0xFFFF)),
+                   alpha * a1 + beta * to_float((elem16)(old >> 16)));
     }
 }
 

@@ -82,7 +82,12 @@ __device__ __forceinline__ unsigned long long half_desc_b(const HalfRing& ring, 
     return make_desc_mn128(ring.b(s) + ks * 16 * 128, kHalfBBoxBytes);
 }
 
+// Registers per thread of the calling warpgroup: down to kRegs (the producer), up to kRegs (the consumers).
 template <int kRegs>
-__device__ __forceinline__ void half_setmaxnreg_dec() { asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
+__device__ __forceinline__ void half_setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
 template <int kRegs>
-__device__ __forceinline__ void half_setmaxnreg_inc() { asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs)); }
+__device__ __forceinline__ void half_setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}

@@ -2,6 +2,7 @@
 the derived tolerance (a correctly rounded 16-bit result passes, a wrong
 one fails), the ladder's records and 16-bit tensor maps."""
 
+import ctypes
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from gemmbench import userkernel
 from gemmbench.backend import Problem, Shape
 from gemmbench.bench import expectations
-from gemmbench.gpu import tensormap
+from gemmbench.gpu import drivers, tensormap
 from gemmbench.gpu.compile import expand_source, nvcc_options
 from gemmbench.precision import (BF16_ROUNDOFF, FP16_ROUNDOFF, FP32_ROUNDOFF, PRECISIONS, comparison_precision,
                                  element_dtype, round_to)
@@ -170,3 +171,70 @@ def test_the_bf16_example_compiles_for_either_type(bf16, tmp_path):
     done = subprocess.run([shutil.which("nvcc"), "-cubin", "-arch", "sm_80", *nvcc_options(spec), f"-DBF16={bf16}",
                            "-o", str(tmp_path / "k.cubin"), str(src)], capture_output=True, text=True)
     assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+
+
+class _Function:
+    def __init__(self, name, calls):
+        self.name, self.calls = name, calls
+
+    def prepare(self, arg_format):
+        self.arg_format = arg_format
+
+    def set_attribute(self, attribute, value):
+        pass
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        self.calls.append((self.name, grid, block, args))
+
+
+class _Module:
+    def __init__(self):
+        self.calls = []
+
+    def get_function(self, name):
+        return _Function(name, self.calls)
+
+
+def _tma16(monkeypatch, rung, shape, clusters_that_fit=66):
+    """The tma16 driver with pycuda, the driver's map encoder and parameter query stood in for."""
+    maps = []
+    monkeypatch.setattr(tensormap, "encode", lambda m, address: maps.append((m, address)) or bytes(128))
+    spec = get_spec("gpu", rung)
+    params = spec.params_for(shape.M, shape.N, shape.K, 132)
+    module, words = _Module(), []
+    layout = tensormap.ParamLayout(((0, 128), (128, 128), (256, 4), (260, 4), (264, 4), (268, 4), (272, 4),
+                                    (280, 8)))
+
+    def workspace(n):
+        words.append(n)
+        return 0x1000 * len(words)
+    ctx = drivers.LaunchContext(spec, params, module, shape, 0x10, 0x20, 0x30, "stream", 132, 227 * 1024, workspace,
+                                lambda function, n: None, lambda entry, count: layout,
+                                lambda entry, cluster, threads, smem: clusters_that_fit)
+    drivers.build(ctx)(0.5, 2.0)
+    return params, maps, module.calls, words
+
+
+def test_tma16_pads_rows_that_are_not_8_elements_and_maps_16_bit_boxes(monkeypatch):
+    params, maps, calls, words = _tma16(monkeypatch, 23, Shape(5, 37, 9))
+    assert [c[0] for c in calls] == ["copy_rows16", "copy_rows16", "sgemm"]
+    assert calls[0][3][:2] == (5, 9) and calls[0][3][3] == 16 and calls[1][3][:2] == (9, 37) and calls[1][3][3] == 40
+    assert words == [5 * 16 * 2 // 4, 9 * 40 * 2 // 4]  # the padded copies, in 4-byte words
+    a, b = maps[0][0], maps[1][0]
+    assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.element) == (5, 9, 16, params["BM"], 64, "fp16")
+    assert (b.rows, b.cols, b.pitch, b.box_rows, b.box_cols, b.element) == (9, 37, 40, 64, 64, "fp16")
+    assert calls[2][1] == (1, 1, 1) and calls[2][2] == (128 * params["BM"] // 64 + 128, 1, 1)
+
+
+def test_tma16_launches_whole_resident_clusters(monkeypatch):
+    params, maps, calls, words = _tma16(monkeypatch, 24, Shape(4096, 4096, 64), clusters_that_fit=30)
+    assert [c[0] for c in calls] == ["sgemm"] and words == []  # aligned rows: no copies
+    assert calls[0][1] == (60, 1, 1)  # 30 clusters of 2, not 132 blocks
+    params, maps, calls, words = _tma16(monkeypatch, 24, Shape(100, 128, 64))
+    assert [c[0] for c in calls] == ["sgemm"]
+    assert calls[0][1] == (2, 1, 1)  # two 64-row tiles of one column: one cluster
+
+
+def test_cluster_occupancy_query_passes_cudas_launch_config():
+    from gemmbench.gpu.clusters import _LaunchConfig
+    assert ctypes.sizeof(_LaunchConfig) == 56 and _LaunchConfig.hStream.offset == 32

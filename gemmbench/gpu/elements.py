@@ -36,7 +36,8 @@ extern "C" __global__ void narrow(const float* x, unsigned short* y, long long n
         y[i] = narrow1(x[i]);
 }
 extern "C" __global__ void widen(const unsigned short* x, double* y, long long n, int absolute) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride) {
         const double v = (double)widen1(x[i]);
         y[i] = absolute ? fabs(v) : v;
     }
