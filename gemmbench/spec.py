@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
-from .precision import comparison_precision  # noqa: F401  (re-exported: rung records' users read it here)
 
 Params = Mapping[str, int]
 Dim3 = tuple[int, int, int]

@@ -87,13 +87,17 @@ class Expectation:
         return cls(K, alpha, beta, C0 if beta != 0 else None, want, scale)
 
     def check(self, C: np.ndarray, precision: str = "fp32") -> Verification:
-        """Compare a kernel's C with the expected values (NaN never passes)."""
+        """Compare a kernel's C with the expected values (NaN never passes).
+        A class whose C type has a coarse smallest normal (FP16) is judged
+        against at least that normal (see Precision.scale_floor)."""
+        floor = precision_class(precision).scale_floor
+
         def block(rows: slice) -> tuple[float, int]:
             c = C[rows]
             rel = c.astype(np.float64)
             rel -= self.want[rows]
             np.abs(rel, out=rel)
-            rel /= self.scale[rows]
+            rel /= np.maximum(self.scale[rows], floor) if floor else self.scale[rows]
             finite = np.isfinite(c)
             bad = 0 if finite.all() else int(np.count_nonzero(~finite & np.isfinite(self.want[rows])))
             return (float(rel.max()) if rel.size else 0.0), bad

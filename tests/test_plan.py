@@ -10,6 +10,7 @@ import pytest
 from gemmbench.errors import UserError
 from gemmbench.options import RunOptions
 from gemmbench.plan import Row, build_plan
+from gemmbench.precision import comparison_precision
 from gemmbench.rungs import ladder
 
 EXAMPLE_C = str(Path(__file__).resolve().parent.parent / "examples" / "blocked_sgemm.c")
@@ -75,8 +76,9 @@ def test_compare_all_on_the_cpu_groups_rows_by_thread_count():
 
 def test_compare_on_the_gpu_brings_the_library_rows_of_each_precision():
     every = gpu_plan(command="compare", all_rungs=True)
-    library = [(r.kernel_id, r.precision) for r in every.rows if r.kernel_id == 0 and r.device == "gpu"]
-    assert library == [(0, "fp32"), (0, "tf32")]
+    library = [r.precision for r in every.rows if r.kernel_id == 0 and r.device == "gpu"]
+    assert library[0] == "fp32" and len(library) == len(set(library))
+    assert set(library) == {comparison_precision(s.precision) for s in ladder("gpu")}  # each family's own row
     assert every.rows[-1] == Row("cpu", 0, "fp32", threads=every.rows[-1].threads)  # OpenBLAS beside
     assert {r.kernel_id for r in every.rows} == {s.id for s in ladder("gpu")}
     fp32 = gpu_plan(command="compare", all_rungs=True, precisions=("fp32",))

@@ -157,7 +157,7 @@ MALFORMED = {
     "grid float": (_replace(" * grid:", " * grid: N * 0.5"), ["'grid'", "0.5 is not an integer"]),
     "smem attribute": (_replace(" * smem:", " * smem: BM.bit_length()"), ["'smem'", "not allowed"]),
     "smem negative": (_replace(" * smem:", " * smem: -4 * BM"), ["'smem'", "negative"]),
-    "precision": (_replace(" * precision:", " * precision: fp16"), ["'precision'", "'fp16'"]),
+    "precision": (_replace(" * precision:", " * precision: fp8"), ["'precision'", "'fp8'"]),
     "min_cc": (_replace(" * min_cc:", " * min_cc: hopper"), ["'min_cc'", "compute capability"]),
 }
 

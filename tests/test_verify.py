@@ -126,7 +126,7 @@ def test_tf32_bound_still_catches_a_dropped_term(problem):
 
 def test_unknown_precision_is_refused():
     with pytest.raises(ValueError, match="precision"):
-        tolerance(16, "fp16")
+        tolerance(16, "fp8")
 
 
 def test_3xtf32_split_is_judged_as_fp32_and_passes(problem):

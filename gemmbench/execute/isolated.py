@@ -47,7 +47,6 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from .. import fsutil, procs
 from ..backend import Budget, Problem, Shape

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..backend import Budget, Gemm, Prepared, Problem, Shape, SkipKernel
+from ..precision import element_dtype, precision as precision_class, round_to
 from ..spec import KernelSpec, Params
 from . import compile as kernels
-from . import drivers, tensormap
+from . import clusters, drivers, elements, tensormap
 from .cublas import Cublas, CublasUnavailable
 from .device import free_memory, gpu_identity, gpu_info, nvcc_version, open_device
 from .nvml import driver_version, gpu_uuid, sm_clock_now
@@ -43,6 +44,8 @@ class GpuBackend:
         self._cublas: dict[str, Cublas] = {}
         self._cublas_error: str | None = None
         self.loaded: Shape | None = None  # the shape whose buffers A, B, C hold
+        self._converters: dict[str, tuple] = {}  # element type -> (narrow, widen) kernels
+        self._half: dict[str, tuple] = {}  # element type -> (A, B, C) of the loaded shape in that type
 
     # -- cuBLAS is optional: without it the hand-written rungs still run ----
     @property
@@ -82,6 +85,7 @@ class GpuBackend:
         self.loaded = problem.shape
         # free the previous shape's buffers before allocating the next
         self.A = self.B = self.C = None
+        self._half = {}
         gpuarray = _gpuarray()
         self.A = gpuarray.to_gpu(problem.A)
         self.B = gpuarray.to_gpu(problem.B)
@@ -102,9 +106,12 @@ class GpuBackend:
         if shape != self.loaded:
             raise RuntimeError(f"prepare({shape}) while the buffers hold {self.loaded}: load the problem first")
         M, N, K = shape.M, shape.N, shape.K
-        A, B, C = self.A.gpudata, self.B.gpudata, self.C.gpudata
+        element = precision_class(spec.precision).inputs
+        A, B, C = (x.gpudata for x in self._operands(element))
         if spec.is_baseline:
             blas = self._cublas_handle(spec.precision)
+            if element != "fp32":
+                return Prepared(lambda alpha, beta: blas.gemm_ex(element, M, N, K, alpha, A, B, beta, C), spec)
             return Prepared(lambda alpha, beta: blas.sgemm(M, N, K, alpha, A, B, beta, C), spec)
         cc = self.info.compute_capability
         if cc < spec.min_cc:
@@ -120,7 +127,9 @@ class GpuBackend:
         gemm = drivers.build(drivers.LaunchContext(
             run_spec, p, module, shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
             self._workspace, self._allow_shared,
-            lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count)))
+            lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count),
+            lambda entry, cluster, threads, smem: clusters.max_active_clusters(kernels.cubin(run_spec, cc, p), entry,
+                                                                               cluster, threads, smem)))
         return Prepared(gemm, run_spec, p, source)
 
     def _allow_shared(self, function, shared_bytes: int) -> None:
@@ -133,42 +142,86 @@ class GpuBackend:
         except self.cuda.MemoryError:
             raise SkipKernel(f"no GPU memory for a {4 * floats / 2**20:.0f} MiB workspace") from None
 
+    # -- 16-bit element types: copies of A and B rounded on the device, C of its own ----
+    def _converter(self, element: str) -> tuple:
+        if element not in self._converters:
+            cc = self.info.compute_capability
+            narrow = kernels.load_source(elements.source(element), "narrow", cc)
+            widen = kernels.load_source(elements.source(element), "widen", cc)
+            narrow.prepare("PPq")
+            widen.prepare("PPqi")
+            self._converters[element] = (narrow, widen)
+        return self._converters[element]
+
+    def _operands(self, element: str) -> tuple:
+        """(A, B, C) of the loaded shape as gpuarrays of ``element``: the FP32
+        buffers, or 16-bit ones made (A and B rounded from the FP32 inputs)
+        the first time a row of that type asks, beside the FP32 buffers."""
+        if element == "fp32":
+            return self.A, self.B, self.C
+        if element not in self._half:
+            element_dtype(element)  # ValueError for an unknown type
+            shape = self.loaded
+            need = bytes_needed(shape, 2) + self.info.l2_bytes
+            if need > free_memory():
+                raise SkipKernel(f"no GPU memory for the {element} copies of {shape} ({need / 2**30:.1f} GiB)")
+            gpuarray = _gpuarray()
+            narrow = self._converter(element)[0]
+            copies = []
+            for src in (self.A, self.B):
+                dst = gpuarray.empty(src.shape, np.uint16)
+                narrow.prepared_async_call(_elementwise_grid(src.size), (256, 1, 1), self.stream,
+                                           src.gpudata, dst.gpudata, np.int64(src.size))
+                copies.append(dst)
+            self.stream.synchronize()
+            self._half[element] = (*copies, gpuarray.empty((shape.M, shape.N), np.uint16))
+        return self._half[element]
+
     def set_c(self, c: np.ndarray, output: str = "fp32") -> None:
-        _fp32_only(output)
         self.stream.synchronize()
-        self.C.set(np.ascontiguousarray(c, dtype=np.float32))
+        if output == "fp32":
+            self.C.set(np.ascontiguousarray(c, dtype=np.float32))
+            return
+        bits = np.ascontiguousarray(c, dtype=np.float32).astype(element_dtype(output)).view(np.uint16)
+        self._operands(output)[2].set(bits)
 
     def get_c(self, output: str = "fp32") -> np.ndarray:
-        _fp32_only(output)
         self.stream.synchronize()
-        return self.C.get()
+        if output == "fp32":
+            return self.C.get()
+        return self._operands(output)[2].get().view(element_dtype(output)).astype(np.float32)
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
         # the notes hold the clock and throttling seen DURING the samples
         return self.timer.measure(gemm, alpha, beta, budget, flush_l2)
 
     def reference(self, problem: Problem, inputs: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
-        _fp32_only(inputs)
-        """(A @ B, |A| @ |B|) in float64 by cuBLAS DGEMM; numpy when cuBLAS or
-        the memory for float64 copies is missing."""
+        """(A @ B, |A| @ |B|) in float64 by cuBLAS DGEMM, of A and B as the
+        kernels of ``inputs`` see them (16-bit: the rounded device copies);
+        numpy when cuBLAS or the memory for float64 copies is missing."""
         shape = problem.shape
         try:
             blas = self.cublas
             if bytes_needed(shape, 8) + bytes_needed(shape) > free_memory():
                 raise SkipKernel("not enough GPU memory for float64 copies")
+            sources = self._operands(inputs)[:2]
         except SkipKernel:
-            a, b = problem.A.astype(np.float64), problem.B.astype(np.float64)
+            if inputs == "fp32":
+                a, b = problem.A.astype(np.float64), problem.B.astype(np.float64)
+            else:
+                a, b = (round_to(x, inputs).astype(np.float64) for x in (problem.A, problem.B))
             return a @ b, np.abs(a) @ np.abs(b)
-        # float64 copies made on the device from the float32 inputs already there
+        widen = self._widen if inputs == "fp32" else self._converter(inputs)[1]
+        # float64 copies made on the device from the inputs already there (FP32, or the 16-bit copies)
         gpuarray = _gpuarray()
         a64 = gpuarray.empty((shape.M, shape.K), np.float64)
         b64 = gpuarray.empty((shape.K, shape.N), np.float64)
         c64 = gpuarray.empty((shape.M, shape.N), np.float64)
         out = []
         for absolute in (0, 1):
-            for src, dst in ((self.A, a64), (self.B, b64)):
-                self._widen.prepared_async_call((min(4096, -(-src.size // 256)), 1, 1), (256, 1, 1), self.stream,
-                                                src.gpudata, dst.gpudata, np.int64(src.size), np.int32(absolute))
+            for src, dst in zip(sources, (a64, b64)):
+                widen.prepared_async_call(_elementwise_grid(src.size), (256, 1, 1), self.stream,
+                                          src.gpudata, dst.gpudata, np.int64(src.size), np.int32(absolute))
             blas.dgemm(shape.M, shape.N, shape.K, 1.0, a64.gpudata, b64.gpudata, 0.0, c64.gpudata)
             self.stream.synchronize()
             out.append(c64.get())
@@ -188,7 +241,6 @@ def _gpuarray():
     return gpuarray
 
 
-def _fp32_only(element: str) -> None:
-    """This backend holds FP32 matrices only (16-bit element types come with their ladder)."""
-    if element != "fp32":
-        raise SkipKernel(f"{element} matrices are not supported on this backend")
+def _elementwise_grid(n: int) -> tuple[int, int, int]:
+    """Blocks of 256 threads for a grid-stride loop over n elements."""
+    return (max(1, min(4096, -(-n // 256))), 1, 1)

@@ -134,6 +134,11 @@ def skcuda_cublas():
 
 
 CUBLAS_TF32_TENSOR_OP_MATH = 3  # cublasMath_t in cublas_api.h
+# cudaDataType_t (library_types.h) of the 16-bit element types, and the compute type and algorithm of GemmEx
+CUDA_DATA_TYPE = {"fp16": 2, "bf16": 14}  # CUDA_R_16F, CUDA_R_16BF
+CUBLAS_COMPUTE_32F = 68
+CUBLAS_GEMM_DEFAULT = -1
+CUBLAS_OP_N = 0
 
 
 class Cublas:
@@ -170,6 +175,28 @@ class Cublas:
 
     def dgemm(self, M: int, N: int, K: int, alpha: float, A, B, beta: float, C) -> None:
         self.lib.cublasDgemm(self.handle, "n", "n", N, M, K, alpha, int(B), N, int(A), K, beta, int(C), N)
+
+    def gemm_ex(self, element: str, M: int, N: int, K: int, alpha: float, A, B, beta: float, C) -> None:
+        """A, B and C of a 16-bit ``element`` type ("bf16", "fp16"), FP32
+        accumulation and float alpha/beta (CUBLAS_COMPUTE_32F): cublasGemmEx,
+        which scikit-cuda lacks, called on the library it loaded, operands
+        swapped for row-major as in sgemm."""
+        kind = ctypes.c_int(CUDA_DATA_TYPE[element])
+        a, b = ctypes.c_float(alpha), ctypes.c_float(beta)
+        status = self._gemm_ex(ctypes.c_void_p(self.handle), CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, ctypes.byref(a),
+                               ctypes.c_void_p(int(B)), kind, N, ctypes.c_void_p(int(A)), kind, K, ctypes.byref(b),
+                               ctypes.c_void_p(int(C)), kind, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+        if status != 0:
+            raise RuntimeError(f"cublasGemmEx({element}, {M}x{N}x{K}) failed with status {status}")
+
+    @property
+    def _gemm_ex(self):
+        function = self.lib._libcublas.cublasGemmEx
+        if function.argtypes is None:
+            i, p = ctypes.c_int, ctypes.c_void_p
+            function.argtypes = [p, i, i, i, i, i, p, p, i, i, p, i, i, p, p, i, i, i, i]
+            function.restype = i
+        return function
 
     def close(self) -> None:
         self.lib.cublasDestroy(self.handle)

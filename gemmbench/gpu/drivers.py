@@ -20,6 +20,14 @@ split-K kernel and a reduction for small shapes):
                 padded rows by copy_rows(rows, cols, src, pitch, dst). 3xTF32
                 rungs first split A (split_tf32) and take
                 sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
+- "tma16":      the same for the 16-bit rungs (BF16, FP16; element type from
+                the record's precision): sgemm(map_A, map_B, M, N, K, alpha,
+                beta, C), A in boxes of BM rows x 64 elements and B in boxes
+                of 64 x 64, both in the 128-byte swizzle; rows that are not a
+                multiple of 8 elements are first copied into padded rows by
+                copy_rows16. With CLUSTER (blocks per cluster, set by the kernel's
+                __cluster_dims__) the grid is whole clusters, and a persistent
+                grid no more than the GPU holds at once (gemmbench.gpu.clusters).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..backend import Gemm, Shape, SkipKernel
+from ..precision import precision as precision_class
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -55,6 +64,8 @@ class LaunchContext:
     allow_shared: Callable[[object, int], None]  # (function, bytes): opt in beyond the default 48 KiB
     # entry -> where the driver puts each of its parameters (TMA rungs pack their parameter block themselves)
     param_layout: Callable[[str, int], tensormap.ParamLayout] | None = None  # (entry, count)
+    # (entry, cluster size, threads, dynamic shared bytes) -> clusters resident at once (clustered rungs)
+    max_clusters: Callable[[str, int, int, int], int] | None = None
 
     def kernel(self, name: str, arg_format: str, shared_bytes: int = 0):
         function = self.module.get_function(name)
@@ -179,15 +190,54 @@ def tma(ctx: LaunchContext) -> Gemm:
     return gemm
 
 
-def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list) -> tuple[object, int]:
+def tma16(ctx: LaunchContext) -> Gemm:
+    grid, block, smem = ctx.geometry()
+    grid = launched_grid(grid, ctx.params, ctx.sm_count)
+    cluster = ctx.params.get("CLUSTER", 1)
+    if cluster > 1:  # whole clusters, and for a persistent grid no more than are resident at once
+        fit = grid[0] // cluster
+        if ctx.params.get("PERSISTENT") and ctx.max_clusters is not None:
+            try:
+                fit = min(fit, ctx.max_clusters("sgemm", cluster, block[0], smem))
+            except tensormap.TensorMapError as exc:
+                raise SkipKernel(str(exc)) from None
+        if fit < 1:
+            raise SkipKernel(f"no cluster of {cluster} blocks of {block[0]} threads and {smem} bytes fits")
+        grid = (fit * cluster, 1, 1)
+    M, N, K = _mnk(ctx)
+    element = precision_class(ctx.spec.precision).inputs
+    launches = []
+    a, a_pitch = _tma_operand(ctx, ctx.A, M, K, launches, element_bytes=2)
+    b, b_pitch = _tma_operand(ctx, ctx.B, K, N, launches, element_bytes=2)
+    formats = "TTiiiffP"  # the maps, then M, N, K, alpha, beta, C
+    try:
+        maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
+                tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element), int(b))]
+        layout = ctx.param_layout("sgemm", len(formats))
+    except tensormap.TensorMapError as exc:
+        raise SkipKernel(str(exc)) from None
+    params = tensormap.pack_params(layout, formats, (*maps, M, N, K, 1.0, 0.0, int(ctx.C)))
+    sgemm, stream = ctx.kernel("sgemm", f"{layout.size}s", smem), ctx.stream
+
+    def gemm(alpha: float, beta: float) -> None:
+        for launch in launches:
+            launch()
+        tensormap.set_scalar(params, layout, 5, "f", alpha)
+        tensormap.set_scalar(params, layout, 6, "f", beta)
+        sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
+    return gemm
+
+
+def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list,
+                 element_bytes: int = 4) -> tuple[object, int]:
     """(device matrix, row pitch) that a tensor map can describe: the matrix
     itself, or, when its rows are not a multiple of 16 bytes, a padded copy
     made by a launch appended to ``launches`` (so each call pays for it)."""
-    pitch = tensormap.pitch_for_tma(cols)
+    pitch = tensormap.pitch_for_tma(cols, element_bytes)
     if pitch == cols:
         return matrix, cols
-    padded = ctx.workspace(rows * pitch)
-    copy = ctx.kernel("copy_rows", "iiPiP")
+    padded = ctx.workspace(-(-rows * pitch * element_bytes // 4))  # the workspace counts 4-byte words
+    copy = ctx.kernel("copy_rows" if element_bytes == 4 else "copy_rows16", "iiPiP")
     copy_grid = ctx.elementwise_grid(rows * cols)
     launches.append(lambda: copy.prepared_async_call(copy_grid, _ELEMENTWISE_BLOCK, ctx.stream,
                                                      rows, cols, matrix, pitch, padded))
@@ -195,7 +245,8 @@ def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: lis
 
 
 DRIVERS: dict[str, Callable[[LaunchContext], Gemm]] = {
-    "single": single, "split_k": split_k, "presplit_a": presplit_a, "transpose_a": transpose_a, "tma": tma}
+    "single": single, "split_k": split_k, "presplit_a": presplit_a, "transpose_a": transpose_a, "tma": tma,
+    "tma16": tma16}
 
 
 def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:

@@ -13,7 +13,7 @@ the offsets the driver reports for the compiled kernel
 
 Three steps, each usable on its own:
 
-- ``matrix_map``: what to encode for a tile of a row-major float32 matrix,
+- ``matrix_map``: what to encode for a tile of a row-major matrix,
   with the reason TMA cannot take it (``unsupported_reason``);
 - ``encode``: the 128 bytes of the map, by the driver (needs libcuda);
 - ``param_layout`` (driver, needs a CUDA context) and ``pack_params`` (pure).
@@ -31,7 +31,8 @@ MAP_BYTES = 128  # sizeof(CUtensorMap)
 _HOST_ALIGN = 128  # CUDA 13 asks for 128-byte alignment of the host copy; 64 suffices for older drivers
 
 # cuda.h enumerators used here
-_DATA_TYPE = {4: 7}  # element bytes -> CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+_DATA_TYPE = {"fp32": 7, "fp16": 6, "bf16": 9}  # CU_TENSOR_MAP_DATA_TYPE_FLOAT32, _FLOAT16, _BFLOAT16
+_ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}  # bytes -> CU_TENSOR_MAP_SWIZZLE_*
 _INTERLEAVE_NONE = 0
 _L2_PROMOTION_128B = 2
@@ -44,12 +45,12 @@ class TensorMapError(Exception):
 
 @dataclass(frozen=True)
 class MatrixMap:
-    """A 2-D tiled map over a row-major matrix of ``rows`` x ``cols`` float32
-    values whose rows start ``pitch`` elements apart, loaded in boxes of
+    """A 2-D tiled map over a row-major matrix of ``rows`` x ``cols``
+    ``element`` values whose rows start ``pitch`` elements apart, loaded in boxes of
     ``box_rows`` x ``box_cols``, laid out in shared memory with a
     ``swizzle``-byte swizzle (0, 32, 64 or 128). In the driver's terms the
     innermost dimension comes first: dims (cols, rows), one byte stride
-    (pitch * 4), box (box_cols, box_rows), element strides (1, 1)."""
+    (pitch * element bytes), box (box_cols, box_rows), element strides (1, 1)."""
 
     rows: int
     cols: int
@@ -57,7 +58,11 @@ class MatrixMap:
     box_rows: int
     box_cols: int
     swizzle: int = 128
-    element_bytes: int = 4
+    element: str = "fp32"  # fp32, fp16 or bf16
+
+    @property
+    def element_bytes(self) -> int:
+        return _ELEMENT_BYTES.get(self.element, 0)
 
     @property
     def global_dims(self) -> tuple[int, int]:
@@ -73,6 +78,8 @@ class MatrixMap:
 
     def unsupported_reason(self) -> str | None:
         """Why cuTensorMapEncodeTiled would refuse this map, in words; None if it is valid."""
+        if self.element not in _DATA_TYPE:
+            return f"element type {self.element!r} is not supported (fp32, fp16, bf16)"
         row_bytes = self.pitch * self.element_bytes
         inner_box_bytes = self.box_cols * self.element_bytes
         if self.rows < 1 or self.cols < 1:
@@ -92,15 +99,13 @@ class MatrixMap:
             return f"swizzle {self.swizzle}: must be 0, 32, 64 or 128 bytes"
         if self.swizzle and inner_box_bytes > self.swizzle:
             return f"a box row of {inner_box_bytes} bytes exceeds the {self.swizzle}-byte swizzle span"
-        if self.element_bytes not in _DATA_TYPE:
-            return f"{self.element_bytes}-byte elements are not supported"
         return None
 
 
 def matrix_map(rows: int, cols: int, box_rows: int, box_cols: int, swizzle: int = 128,
-               pitch: int | None = None) -> MatrixMap:
-    """The map of a row-major float32 matrix (pitch defaults to cols)."""
-    return MatrixMap(rows, cols, cols if pitch is None else pitch, box_rows, box_cols, swizzle)
+               pitch: int | None = None, element: str = "fp32") -> MatrixMap:
+    """The map of a row-major matrix of ``element`` values (pitch defaults to cols)."""
+    return MatrixMap(rows, cols, cols if pitch is None else pitch, box_rows, box_cols, swizzle, element)
 
 
 def pitch_for_tma(cols: int, element_bytes: int = 4) -> int:
@@ -147,7 +152,7 @@ def encode(m: MatrixMap, address: int) -> bytes:
     box = (ctypes.c_uint32 * 2)(*m.box)
     element_strides = (ctypes.c_uint32 * 2)(1, 1)
     code = lib.cuTensorMapEncodeTiled(
-        ctypes.addressof(raw) + spot, _DATA_TYPE[m.element_bytes], 2, ctypes.c_void_p(address), dims, strides, box,
+        ctypes.addressof(raw) + spot, _DATA_TYPE[m.element], 2, ctypes.c_void_p(address), dims, strides, box,
         element_strides, _INTERLEAVE_NONE, _SWIZZLE[m.swizzle], _L2_PROMOTION_128B, _OOB_FILL_ZERO)
     if code != 0:
         raise TensorMapError(f"cuTensorMapEncodeTiled refused {m}: {_error_name(lib, code)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..spec import Dim3, KernelSpec, Params, ceil_div
 from . import multistage
+from .half import HALF_BASELINES, HALF_RUNGS
 from .limits import SMEM_DEFAULT_PER_BLOCK, SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
 
@@ -269,6 +270,7 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
     KernelSpec(0, "cuBLAS", "gpu", "the library baseline: cublasSgemm through scikit-cuda"),
     KernelSpec(0, "cuBLAS TF32", "gpu", "the tensor-core baseline: cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH set on its handle",
                precision="tf32"),
+    *HALF_BASELINES,
     KernelSpec(1, "naive", "gpu", "one thread per element of C; neighbouring threads walk down a column",
                source="01_naive.cu", params={"BLOCK": 32},
                block=lambda p: (p["BLOCK"], p["BLOCK"], 1),
@@ -395,5 +397,6 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                search_space=multistage.SEARCH_SPACE_19, check=multistage.check_19,
                constraints=multistage.CONSTRAINTS_19, block=multistage.block, grid=multistage.grid,
                smem=multistage.smem, driver="transpose_a", select=multistage.select_19, min_cc=(8, 0)),
+    *HALF_RUNGS,  # the BF16 and FP16 ladder (rungs/half.py)
 )
 

@@ -1,0 +1,116 @@
+// Rungs 22 (BF16) and 23 (FP16) — wgmma fed by TMA, warp-specialized, persistent.
+//
+// What changed from rungs 20-21: on Hopper (sm_90a) the tensor cores are
+// driven by wgmma, one instruction per warpgroup computing 64 x BN x 16
+// with both operands read straight from shared memory (no ldmatrix, no
+// fragment registers): A K-major, B row-major through wgmma's transpose-B
+// mode. The tiles arrive by TMA (one thread moves a whole K tile, swizzled
+// as the descriptors read it) into an mbarrier ring of STAGES slots. The
+// block is warp-specialized as rung 17: BM/64 consumer warpgroups that only
+// wait and issue wgmmas (232 registers each through setmaxnreg, enough for
+// a 64 x 256 FP32 accumulator tile; 152 with three of them) and one producer warpgroup whose single
+// working thread issues the TMA loads. The grid is persistent (one block
+// per SM walking tiles blockIdx.x, + gridDim.x, ... in GROUP_M-row groups),
+// so the producer fills the next tile's slots while the consumers store.
+//
+// What it removes: rung 20's issue pressure (ldmatrix + mma.sync per 16 x 8
+// x 16 piece, address math, cp.async per 16 bytes) and its block-wide
+// barrier per K tile; the copy engine and the tensor cores run on their own.
+//
+// Evidence (the README's 16-bit ladder section has the dated figures): about
+// twice rung 20's rate; within 5% of cuBLAS at 8192^3, 78-90% of it at
+// 1024^3-4096^3. Its remaining limit looks like L2 bandwidth (48 KiB per
+// 64-deep K tile per block; the fraction of the tensor peak falls as the
+// clock rises), which rung 24 attacks; no ncu profile yet.
+//
+// Edges: TMA zero-fills boxes past the matrix; C is stored with guards.
+// Rows whose pitch is not a multiple of 8 elements (16 bytes) are first
+// copied into padded rows by the driver, inside the timed call.
+#include "common.cuh"
+#include "ptx.cuh"
+#include "half.cuh"
+#include "tma.cuh"
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "wgmma.cuh"
+#include "wgmma_half.cuh"
+#include "half_tma.cuh"
+
+// The producer keeps 40 registers; the consumers share the rest (232 each for up to 2 warpgroups, 152 for 3).
+constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = kHalfConsumerWarpgroups == 3 ? 152 : 232;
+static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= 65536, "registers per SM");
+
+extern "C" __global__ void __launch_bounds__(kHalfBlock, 1)
+sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
+      float alpha, float beta, elem16* __restrict__ C) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const HalfRing ring = make_half_ring(smem, map_a, map_b);
+    __syncthreads();  // the barriers are initialised
+
+    const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, kHalfBK);
+    const int tid = threadIdx.x, lane = tid % 32;
+
+    if (tid >= kHalfConsumers) {  // the producer warpgroup: one thread issues every K tile of every C tile
+        half_setmaxnreg_dec<kHalfProducerRegs>();
+        if (tid == kHalfConsumers) {
+            int it = 0;  // K tiles issued: slot it % STAGES, its phase (it / STAGES) & 1
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int m0, n0;
+                half_tile_origin(tile, M, N, m0, n0);
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
+                    ring.issue(map_a, map_b, s, m0, n0, kt);
+                }
+            }
+        }
+        return;
+    }
+
+    half_setmaxnreg_inc<kHalfConsumerRegs>();
+    const int wg = tid / 128, warp = (tid / 32) % 4;
+    const bool pairs = N % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 3) == 0;
+    float acc[kHalfAcc];
+    int it = 0;  // K tiles consumed by this block so far
+
+#pragma unroll 1
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        int m0, n0;
+        half_tile_origin(tile, M, N, m0, n0);
+#pragma unroll 1
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+            const int s = it % STAGES;
+            mbar_wait(ring.full_bar(s), (it / STAGES) & 1);
+            __syncwarp();  // lanes may have left the wait apart; wgmma needs all 32
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < kHalfBK / 16; ++ks)
+                wgmma_half_ss<BN>(acc, half_desc_a(ring, s, wg, ks), half_desc_b(ring, s, ks), kt > 0 || ks > 0);
+            wgmma_commit();
+            wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
+            if (kt > 0 && lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));
+        }
+        wgmma_wait<0>();
+        __syncwarp();
+        if (lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));  // the tile's last K tile
+
+        // acc[4i + j]: row 16 * warp + lane / 4 + 8 * (j / 2) of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
+        const int m = m0 + 64 * wg + 16 * warp + lane / 4, n = n0 + 2 * (lane % 4);
+#pragma unroll
+        for (int i = 0; i < kHalfAcc / 4; ++i) {
+            store_pair(C, M, N, m, n + 8 * i, acc[4 * i], acc[4 * i + 1], alpha, beta, pairs);
+            store_pair(C, M, N, m + 8, n + 8 * i, acc[4 * i + 2], acc[4 * i + 3], alpha, beta, pairs);
+        }
+    }
+}
+
+#else
+// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync path.
+#include "half_mma_sync.cuh"
+
+extern "C" __global__ void __launch_bounds__(kHmThreads)
+sgemm(int M, int N, int K, float alpha, const elem16* __restrict__ A, const elem16* __restrict__ B, float beta,
+      elem16* __restrict__ C) {
+    half_mma_sync_gemm(M, N, K, alpha, A, B, beta, C);
+}
+#endif

@@ -1,0 +1,93 @@
+// The TMA ring of the 16-bit warp-specialized rungs (22 on), after tma.cuh
+// (TensorMap, mbarriers, tma_load_2d), wgmma.cuh, wgmma_half.cuh and
+// half.cuh (which also holds copy_rows16, the padding copy of the driver).
+// Include it inside `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`.
+//
+// K tiles are 64 elements: one 128-byte swizzled row of A per m, the span
+// of the 128-byte swizzle. A slot holds the A box (BM rows x 64, K-major,
+// as wgmma's A descriptor reads it) and BN/64 B boxes (64 k rows x 64 n,
+// MN-major). Each slot has a "full" mbarrier (TMA counts the slot's bytes
+// onto it) and an "empty" one (each consumer warp arrives once its wgmmas
+// on the slot have retired).
+
+constexpr int kHalfBK = 64;
+constexpr int kHalfConsumerWarpgroups = BM / 64;  // one per 64 rows of the C tile
+constexpr int kHalfConsumers = 128 * kHalfConsumerWarpgroups;
+constexpr int kHalfBlock = kHalfConsumers + 128;   // + the producer warpgroup
+constexpr int kHalfABytes = BM * kHalfBK * 2;
+constexpr int kHalfBBoxBytes = kHalfBK * 64 * 2;
+constexpr int kHalfBBoxes = BN / 64;
+constexpr int kHalfSlot = kHalfABytes + kHalfBBoxes * kHalfBBoxBytes;  // = the TMA bytes of one K tile
+constexpr int kHalfAcc = BN / 2;  // FP32 accumulators per consumer thread (64 x BN per warpgroup)
+static_assert(BM == 64 || BM == 128 || BM == 192, "BM = 64 rows per consumer warpgroup, 1 to 3 of them");
+static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
+static_assert(STAGES >= 2, "at least two slots");
+
+struct HalfRing {
+    unsigned base, full, empty;  // shared addresses: STAGES slots, then STAGES full and STAGES empty barriers
+
+    __device__ __forceinline__ unsigned a(int s) const { return base + s * kHalfSlot; }
+    __device__ __forceinline__ unsigned b(int s) const { return base + s * kHalfSlot + kHalfABytes; }
+    __device__ __forceinline__ unsigned full_bar(int s) const { return full + 8 * s; }
+    __device__ __forceinline__ unsigned empty_bar(int s) const { return empty + 8 * s; }
+
+    // One thread: K tile kt of the C tile at (m0, n0) into slot s. Parts of a box outside the matrix arrive as zeros.
+    __device__ __forceinline__ void issue(const TensorMap& map_a, const TensorMap& map_b, int s, int m0, int n0,
+                                          int kt) const {
+        mbar_arrive_expect_tx(full_bar(s), kHalfSlot);
+        tma_load_2d(a(s), map_a, kt * kHalfBK, m0, full_bar(s));
+#pragma unroll
+        for (int box = 0; box < kHalfBBoxes; ++box)
+            tma_load_2d(b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK, full_bar(s));
+    }
+};
+
+// The ring in dynamic shared memory, aligned to 1024 bytes for the swizzle;
+// thread 0 initialises the barriers, the caller then syncs. A slot is free
+// again after `releases` arrivals (the consumer warps of every block whose
+// loads write into it).
+__device__ __forceinline__ HalfRing make_half_ring(unsigned char* smem, const TensorMap& map_a,
+                                                   const TensorMap& map_b, int releases = kHalfConsumers / 32) {
+    HalfRing ring;
+    ring.base = (smem_addr(smem) + 1023u) & ~1023u;
+    ring.full = ring.base + STAGES * kHalfSlot;
+    ring.empty = ring.full + 8 * STAGES;
+    if (threadIdx.x == 0) {
+        tma_prefetch_map(map_a);
+        tma_prefetch_map(map_b);
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(ring.full_bar(s), 1);
+            mbar_init(ring.empty_bar(s), releases);
+        }
+        mbar_init_fence();
+    }
+    return ring;
+}
+
+// The corner of C tile number `tile` (GROUP_M tile rows at a time: L2 reuse).
+__device__ __forceinline__ void half_tile_origin(int tile, int M, int N, int& m0, int& n0) {
+    int tm, tn;
+    grouped_tile(tile, CEIL_DIV(M, BM), CEIL_DIV(N, BN), GROUP_M, tm, tn);
+    m0 = tm * BM;
+    n0 = tn * BN;
+}
+
+// wgmma descriptors of K tile slot s, k16 step ks: A rows 64 * wg.. of the
+// A box (K-major: 32 bytes per k16 inside the swizzled row), B rows 16 * ks..
+// (MN-major: 16 rows of 128 bytes per k16; the next 64 columns one box on).
+__device__ __forceinline__ unsigned long long half_desc_a(const HalfRing& ring, int s, int wg, int ks) {
+    return make_desc<128>(ring.a(s) + wg * 64 * 128 + 32 * ks);
+}
+__device__ __forceinline__ unsigned long long half_desc_b(const HalfRing& ring, int s, int ks) {
+    return make_desc_mn128(ring.b(s) + ks * 16 * 128, kHalfBBoxBytes);
+}
+
+// Registers per thread of the calling warpgroup: down to kRegs (the producer), up to kRegs (the consumers).
+template <int kRegs>
+__device__ __forceinline__ void half_setmaxnreg_dec() {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void half_setmaxnreg_inc() {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}

@@ -1,0 +1,160 @@
+"""The 16-bit ladder (BF16 and FP16): the cuBLAS rows it is compared with
+and one record per rung and element type (sources ``cuda_src/2x_half_*.cu``,
+built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
+
+A rung id names one idea in one type, so each source has two ids: even for
+BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized,
+24/25: 22/23 in clusters sharing B by TMA multicast).
+"""
+
+from __future__ import annotations
+
+from ..spec import KernelSpec, Params, ceil_div
+from .limits import SMEM_PER_BLOCK_MAX, register_budget, spill_reason
+
+_TYPES = (("bf16", "BF16", 1), ("fp16", "FP16", 0))
+
+HALF_BASELINES: tuple[KernelSpec, ...] = tuple(
+    KernelSpec(0, f"cuBLAS {label}", "gpu", f"the {label} baseline: cublasGemmEx, {label} A, B and C, "
+                                            "CUBLAS_COMPUTE_32F", precision=name)
+    for name, label, _ in _TYPES)
+
+
+# --- rung 20/21: mma.sync m16n8k16, ldmatrix, a cp.async ring (half_mma_sync.cuh) ----------
+_HM_BK = 64
+
+
+def _hm_threads(p: Params) -> int:
+    return 32 * (p["HM_BM"] // p["HM_WM"]) * (p["HM_BN"] // p["HM_WN"])
+
+
+def _hm_smem(p: Params) -> int:
+    """HM_STAGES slots of the A tile (HM_BM x 64) and the B tile (64 x HM_BN), 2 bytes an element."""
+    return p["HM_STAGES"] * (p["HM_BM"] + p["HM_BN"]) * _HM_BK * 2
+
+
+def _check_hm(p: Params) -> str | None:
+    bm, bn, wm, wn = p["HM_BM"], p["HM_BN"], p["HM_WM"], p["HM_WN"]
+    if wm % 16 or wn % 16:
+        return "HM_WM and HM_WN must be multiples of 16"
+    if bm % wm or bn % wn:
+        return "HM_BM must be a multiple of HM_WM and HM_BN of HM_WN"
+    if bn % 64:
+        return "HM_BN must be a multiple of 64 (a B row holds whole 8-chunk swizzle periods)"
+    if p["HM_STAGES"] < 2:
+        return "HM_STAGES must be at least 2"
+    threads = _hm_threads(p)
+    if not 64 <= threads <= 1024:
+        return f"{threads} threads: need 2 to 32 warps"
+    if (bm * _HM_BK // 8) % threads or (_HM_BK * bn // 8) % threads:
+        return "each thread must copy a whole number of 16-byte chunks of the A and B tiles"
+    if _hm_smem(p) > SMEM_PER_BLOCK_MAX:
+        return f"{_hm_smem(p)} bytes of shared memory exceed 227 KiB"
+    # accumulators, one k16 step of A and B fragments, addresses and loop state (fitted to ptxas 13.0)
+    need = wm * wn // 32 + (wm // 16) * 4 + (wn // 8) * 2 + 56
+    return spill_reason(need, register_budget(threads))
+
+
+_HM_PARAMS = {"HM_BM": 128, "HM_BN": 256, "HM_WM": 64, "HM_WN": 64, "HM_STAGES": 3, "HM_GROUP": 8}
+_HM_SPACE = {"HM_BM": [64, 128, 256], "HM_BN": [64, 128, 256], "HM_WM": [32, 64], "HM_WN": [32, 64],
+             "HM_STAGES": [2, 3, 4], "HM_GROUP": [4, 8, 16]}
+_HM_CONSTRAINTS = ("warps tile HM_BM x HM_BN in HM_WM x HM_WN (multiples of 16); HM_BN % 64 == 0; 2..32 warps; "
+                   "whole 16-byte chunks per thread; smem = HM_STAGES*(HM_BM+HM_BN)*128 bytes <= 227 KiB; "
+                   "registers fit")
+
+
+def _hm_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int) -> KernelSpec:
+    return KernelSpec(id, name, "gpu", summary, source=source, params={**_HM_PARAMS, "BF16": bf16},
+                      search_space=_HM_SPACE, check=_check_hm, constraints=_HM_CONSTRAINTS,
+                      block=lambda p: (_hm_threads(p), 1, 1),
+                      grid=lambda M, N, K, p: (ceil_div(M, p["HM_BM"]) * ceil_div(N, p["HM_BN"]), 1, 1),
+                      smem=_hm_smem, precision=precision, min_cc=(8, 0))
+
+
+# --- rung 22/23: wgmma + TMA ring, producer/consumer warpgroups, persistent (half_tma.cuh) ------
+def _ws_smem(p: Params) -> int:
+    """STAGES slots of the A box (BM x 64) and BN/64 B boxes (64 x 64), 2 bytes an element, 1 KiB to align
+    the ring to 1024 bytes (swizzle), two 8-byte mbarriers per slot."""
+    return p["STAGES"] * (p["BM"] + p["BN"]) * 64 * 2 + 1024 + 16 * p["STAGES"]
+
+
+def _check_ws(p: Params) -> str | None:
+    if p["BM"] not in (64, 128, 192):
+        return "BM must be 64, 128 or 192 (one consumer warpgroup per 64 rows)"
+    if p["BN"] not in (128, 256):
+        return "BN (the wgmma N) must be 128 or 256"
+    if p["STAGES"] < 2:
+        return "STAGES must be at least 2"
+    if p["GROUP_M"] < 1:
+        return "GROUP_M must be at least 1"
+    if p["BM"] == 192 and p["BN"] == 256:
+        return "three consumer warpgroups of 128 accumulators leave too few registers (setmaxnreg 232 x 384)"
+    if _ws_smem(p) > SMEM_PER_BLOCK_MAX:
+        return f"{_ws_smem(p)} bytes of shared memory exceed 227 KiB"
+    return None
+
+
+def _ws_grid(M: int, N: int, K: int, p: Params):
+    """One block per C tile (a persistent launch caps it at the SM count); with clusters, whole
+    groups of CLUSTER tile rows (blocks past M compute zeros and store nothing)."""
+    cluster = p.get("CLUSTER", 1)
+    return (cluster * ceil_div(ceil_div(M, p["BM"]), cluster) * ceil_div(N, p["BN"]), 1, 1)
+
+
+# C tiles from large to small: at each shape the largest that still gives about one tile per SM
+_WS_TILES = ((128, 256), (128, 128), (64, 128))
+
+
+def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
+    for bm, bn in _WS_TILES:
+        if ceil_div(M, bm) * ceil_div(N, bn) >= 0.9 * sm_count:
+            break
+    return {**rest, "BM": bm, "BN": bn}
+
+
+def _check_cluster(p: Params) -> str | None:
+    reason = _check_ws(p)
+    if reason:
+        return reason
+    if p["CLUSTER"] not in (2, 4):
+        return "CLUSTER must be 2 or 4 blocks"
+    if (p["BN"] // 64) % p["CLUSTER"]:
+        return "the BN/64 B boxes must split evenly over the CLUSTER blocks that multicast them"
+    return None
+
+
+_WS_CONSTRAINTS = ("BM in {64,128,192} (64 rows per consumer warpgroup); BN in {128,256}; not 192 x 256; "
+                   "STAGES >= 2; smem = STAGES*(BM+BN)*128 + 1 KiB <= 227 KiB; PERSISTENT: one block per SM")
+
+
+def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
+               **extra) -> KernelSpec:
+    """A wgmma + TMA rung (22-25); ``cluster``: blocks per cluster sharing B (0: no clusters)."""
+    rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}), "BF16": bf16}
+    space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "GROUP_M": [4, 8, 16],
+             "PERSISTENT": [0, 1], **({"CLUSTER": [2, 4]} if cluster else {})}
+    return KernelSpec(
+        id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
+        check=_check_cluster if cluster else _check_ws,
+        constraints=_WS_CONSTRAINTS + ("; CLUSTER in {2,4} divides BN/64" if cluster else ""),
+        block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_ws_grid, smem=_ws_smem, driver="tma16",
+        select=lambda M, N, K, sms: _ws_select(M, N, K, sms, rest),
+        arch_specific=True, precision=precision, min_cc=(8, 0),
+        fallback=_hm_record(id, name, "mma.sync fallback (no wgmma on this GPU)", source, precision, bf16), **extra)
+
+
+HALF_RUNGS: tuple[KernelSpec, ...] = (
+    *(_hm_record(20 + (1 - bf16), f"{label} mma.sync", "16-bit tensor cores: mma.sync m16n8k16 on ldmatrix "
+                 "fragments, FP32 accumulators, a cp.async ring into XOR-swizzled shared memory",
+                 "20_half_mma_sync.cu", name, bf16) for name, label, bf16 in _TYPES),
+    *(_ws_record(22 + (1 - bf16), f"{label} TMA warp-specialized",
+                 "wgmma with both operands in shared memory (B through the transpose mode), fed by TMA into an "
+                 "mbarrier ring; a producer warpgroup issues the loads, BM/64 consumer warpgroups (setmaxnreg) the "
+                 "wgmmas; a persistent grid; tiles per shape (mma.sync off Hopper)",
+                 "22_half_tma_ws.cu", name, bf16) for name, label, bf16 in _TYPES),
+    *(_ws_record(24 + (1 - bf16), f"{label} TMA multicast",
+                 "rung 22 in clusters of CLUSTER blocks stacked along M that share each B tile: every block loads "
+                 "its A and 1/CLUSTER of B, multicast into all, so L2 serves a quarter fewer bytes "
+                 "(mma.sync off Hopper)",
+                 "24_half_tma_multicast.cu", name, bf16, cluster=2) for name, label, bf16 in _TYPES),
+)

@@ -1,0 +1,240 @@
+"""The BF16 and FP16 classes without a GPU: rounding to the 16-bit types,
+the derived tolerance (a correctly rounded 16-bit result passes, a wrong
+one fails), the ladder's records and 16-bit tensor maps."""
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gemmbench import kernelfile
+from gemmbench.backend import Problem, Shape
+from gemmbench.execute.local import expectations
+from gemmbench.gpu import drivers, tensormap
+from gemmbench.gpu.compile import expand_source, nvcc_options
+from gemmbench.precision import (BF16_ROUNDOFF, FP16_ROUNDOFF, FP32_ROUNDOFF, PRECISIONS, comparison_precision,
+                                 element_dtype, round_to)
+from gemmbench.rungs import GPU_LADDER, baselines, get_spec
+from gemmbench.verify import Expectation, tolerance
+
+HALF = ("bf16", "fp16")
+
+
+@pytest.mark.parametrize("element, step", [("bf16", 2.0 ** -7), ("fp16", 2.0 ** -10)])
+def test_round_to_is_round_to_nearest_even(element, step):
+    x = np.array([1 + step / 2, 1 + 3 * step / 2, 1 + step / 4, -(1 + 3 * step / 4)], np.float32)
+    got = round_to(x, element)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, [1.0, 1 + 2 * step, 1.0, -(1 + step)])  # ties go to the even neighbour
+    np.testing.assert_array_equal(round_to(got, element), got)
+
+
+def test_element_dtypes():
+    assert element_dtype("fp32") == np.float32 and element_dtype("fp16") == np.float16
+    assert element_dtype("bf16").itemsize == 2
+    with pytest.raises(ValueError):
+        element_dtype("fp8")
+
+
+@pytest.mark.parametrize("name", HALF)
+def test_classes_are_16_bit_and_compared_with_their_own_library_row(name):
+    p = PRECISIONS[name]
+    assert p.inputs == p.output == name and p.library == name and not p.simt_peak
+    assert comparison_precision(name) == name
+    assert [b.name for b in baselines("gpu", {name})] == [f"cuBLAS {name.upper()}"]
+
+
+@pytest.mark.parametrize("name, u", [("bf16", BF16_ROUNDOFF), ("fp16", FP16_ROUNDOFF)])
+def test_tolerance_is_the_fp32_bound_plus_two_output_roundings(name, u):
+    for K in (1, 129, 4096):
+        acc = tolerance(K, "fp32")
+        assert tolerance(K, name) == pytest.approx(acc + 2 * u * (1 + acc))
+    assert tolerance(1, "fp32") == 16 * FP32_ROUNDOFF
+
+
+def _kernel_like(problem: Problem, element: str, alpha: float, beta: float, drop_last: bool = False) -> np.ndarray:
+    """What a correct 16-bit kernel returns: 16-bit inputs, an FP32 sum, C0 stored in
+    the type, the result rounded once. ``drop_last`` leaves out the last term of K."""
+    a, b = (round_to(x, element) for x in (problem.A, problem.B))
+    if drop_last:
+        a, b = a[:, :-1], b[:-1]
+    acc = a @ b  # float32 matmul
+    c0 = round_to(problem.C0, element)
+    return round_to(alpha * acc + beta * c0 if beta else alpha * acc, element)
+
+
+def _passes(problem: Problem, element: str):
+    a, b = (round_to(x, element).astype(np.float64) for x in (problem.A, problem.B))
+    return expectations(problem, a @ b, np.abs(a) @ np.abs(b))
+
+
+@pytest.mark.parametrize("element", HALF)
+@pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(33, 17, 5), Shape(64, 96, 1000)], ids=str)
+def test_a_correctly_rounded_result_passes_both_passes(element, shape):
+    problem = Problem.random(shape, seed=3)
+    for expect in _passes(problem, element):
+        v = expect.check(_kernel_like(problem, element, expect.alpha, expect.beta), element)
+        assert v.passed, (v.max_rel_error, v.tolerance)
+
+
+@pytest.mark.parametrize("element", HALF)
+def test_dropping_a_term_at_small_k_fails(element):
+    problem = Problem.random(Shape(40, 40, 16), seed=4)
+    expect = _passes(problem, element)[0]
+    v = expect.check(_kernel_like(problem, element, 1.0, 0.0, drop_last=True), element)
+    assert not v.passed
+
+
+@pytest.mark.parametrize("element", HALF)
+def test_the_unrounded_fp32_inputs_are_not_the_reference(element):
+    """The reference sees the rounded inputs: an FP32 GEMM of the unrounded ones is off by the inputs'
+    rounding, which at K = 4 is far beyond the bound (a kernel that skipped the rounding is caught)."""
+    problem = Problem.random(Shape(64, 64, 4), seed=5)
+    expect = _passes(problem, element)[0]
+    exact = problem.A.astype(np.float64) @ problem.B.astype(np.float64)
+    v = expect.check(exact.astype(np.float32), element)
+    assert v.max_rel_error > 0.05 * (BF16_ROUNDOFF if element == "bf16" else FP16_ROUNDOFF)
+
+
+@pytest.mark.parametrize("element", HALF)
+@pytest.mark.parametrize("poison", [np.nan, np.inf])
+def test_non_finite_never_passes(element, poison):
+    problem = Problem.random(Shape(8, 8, 8), seed=6)
+    expect = _passes(problem, element)[0]
+    c = _kernel_like(problem, element, 1.0, 0.0)
+    c[3, 5] = poison
+    v = expect.check(c, element)
+    assert not v.passed and v.nonfinite == 1
+
+
+def test_fp16_judges_tiny_elements_against_its_smallest_normal():
+    """An element far below FP16's normal range lands on the subnormal grid (steps of 2^-24): within
+    the bound on the floored scale, although its error is large against its own scale."""
+    want = np.array([[3e-7]])
+    expect = Expectation.of(want, want.copy(), K=1)
+    got = want.astype(np.float16).astype(np.float32)
+    assert abs(got[0, 0] - want[0, 0]) / want[0, 0] > tolerance(1, "fp16")
+    assert expect.check(got, "fp16").passed
+    assert not expect.check(got, "fp32").passed  # a class without the floor judges it on its own scale
+
+
+def test_the_ladder_has_both_types_of_each_rung():
+    rungs = {s.id: s for s in GPU_LADDER if s.id >= 20}
+    assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16", 24: "bf16",
+                                                      25: "fp16"}
+    for even, odd in ((20, 21), (22, 23), (24, 25)):
+        assert rungs[even].source == rungs[odd].source
+        assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
+    assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
+    fallback = get_spec("gpu", 23).fallback
+    assert fallback.precision == "fp16" and fallback.params["BF16"] == 0 and fallback.driver == "single"
+
+
+@pytest.mark.parametrize("element", HALF)
+def test_16_bit_tensor_maps(element):
+    assert tensormap.pitch_for_tma(36, 2) == 40 and tensormap.pitch_for_tma(40, 2) == 40
+    ok = tensormap.matrix_map(100, 40, 128, 64, 128, pitch=40, element=element)
+    assert ok.unsupported_reason() is None and ok.element_bytes == 2 and ok.global_strides == (80,)
+    assert "16 bytes" in tensormap.matrix_map(8, 36, 8, 64, element=element).unsupported_reason()
+    assert "swizzle" in tensormap.matrix_map(8, 128, 8, 128, element=element).unsupported_reason()
+    assert "not supported" in tensormap.matrix_map(8, 64, 8, 8, element="fp8").unsupported_reason()
+
+
+def test_cluster_grids_are_whole_groups_of_tile_rows():
+    spec = get_spec("gpu", 24)
+    p = dict(spec.params, BM=128, BN=256, CLUSTER=2)
+    assert spec.grid(1, 1, 1, p) == (2, 1, 1)  # one tile row: the second block computes zeros past M
+    assert spec.grid(3 * 128, 512, 64, p) == (2 * 2 * 2, 1, 1)  # 3 tile rows -> 2 groups of 2, 2 tile columns
+    assert spec.invalid_reason(dict(p, BN=128, CLUSTER=4)) is not None  # 2 B boxes cannot split over 4 blocks
+    assert spec.invalid_reason(dict(p, CLUSTER=4)) is None
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "tiled_bf16.cu"
+
+
+def test_the_bf16_example_is_a_bf16_kernel_file():
+    spec = kernelfile.load(EXAMPLE, 0).spec
+    assert spec.precision == "bf16" and spec.min_cc == (8, 0) and spec.invalid_reason() is None
+    assert spec.block(spec.params) == (256, 1, 1)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("bf16", [1, 0])
+def test_the_bf16_example_compiles_for_either_type(bf16, tmp_path):
+    """The text the tool hands pycuda (half.cuh found in cuda_src/), built as BF16 and as FP16."""
+    spec = kernelfile.load(EXAMPLE, 0).spec
+    src = tmp_path / "kernel.cu"
+    src.write_text(expand_source(spec))
+    done = subprocess.run([shutil.which("nvcc"), "-cubin", "-arch", "sm_80", *nvcc_options(spec), f"-DBF16={bf16}",
+                           "-o", str(tmp_path / "k.cubin"), str(src)], capture_output=True, text=True)
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+
+
+class _Function:
+    def __init__(self, name, calls):
+        self.name, self.calls = name, calls
+
+    def prepare(self, arg_format):
+        self.arg_format = arg_format
+
+    def set_attribute(self, attribute, value):
+        pass
+
+    def prepared_async_call(self, grid, block, stream, *args, shared_size=0):
+        self.calls.append((self.name, grid, block, args))
+
+
+class _Module:
+    def __init__(self):
+        self.calls = []
+
+    def get_function(self, name):
+        return _Function(name, self.calls)
+
+
+def _tma16(monkeypatch, rung, shape, clusters_that_fit=66):
+    """The tma16 driver with pycuda, the driver's map encoder and parameter query stood in for."""
+    maps = []
+    monkeypatch.setattr(tensormap, "encode", lambda m, address: maps.append((m, address)) or bytes(128))
+    spec = get_spec("gpu", rung)
+    params = spec.params_for(shape.M, shape.N, shape.K, 132)
+    module, words = _Module(), []
+    layout = tensormap.ParamLayout(((0, 128), (128, 128), (256, 4), (260, 4), (264, 4), (268, 4), (272, 4),
+                                    (280, 8)))
+
+    def workspace(n):
+        words.append(n)
+        return 0x1000 * len(words)
+    ctx = drivers.LaunchContext(spec, params, module, shape, 0x10, 0x20, 0x30, "stream", 132, 227 * 1024, workspace,
+                                lambda function, n: None, lambda entry, count: layout,
+                                lambda entry, cluster, threads, smem: clusters_that_fit)
+    drivers.build(ctx)(0.5, 2.0)
+    return params, maps, module.calls, words
+
+
+def test_tma16_pads_rows_that_are_not_8_elements_and_maps_16_bit_boxes(monkeypatch):
+    params, maps, calls, words = _tma16(monkeypatch, 23, Shape(5, 37, 9))
+    assert [c[0] for c in calls] == ["copy_rows16", "copy_rows16", "sgemm"]
+    assert calls[0][3][:2] == (5, 9) and calls[0][3][3] == 16 and calls[1][3][:2] == (9, 37) and calls[1][3][3] == 40
+    assert words == [5 * 16 * 2 // 4, 9 * 40 * 2 // 4]  # the padded copies, in 4-byte words
+    a, b = maps[0][0], maps[1][0]
+    assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.element) == (5, 9, 16, params["BM"], 64, "fp16")
+    assert (b.rows, b.cols, b.pitch, b.box_rows, b.box_cols, b.element) == (9, 37, 40, 64, 64, "fp16")
+    assert calls[2][1] == (1, 1, 1) and calls[2][2] == (128 * params["BM"] // 64 + 128, 1, 1)
+
+
+def test_tma16_launches_whole_resident_clusters(monkeypatch):
+    params, maps, calls, words = _tma16(monkeypatch, 24, Shape(4096, 4096, 64), clusters_that_fit=30)
+    assert [c[0] for c in calls] == ["sgemm"] and words == []  # aligned rows: no copies
+    assert calls[0][1] == (60, 1, 1)  # 30 clusters of 2, not 132 blocks
+    params, maps, calls, words = _tma16(monkeypatch, 24, Shape(100, 128, 64))
+    assert [c[0] for c in calls] == ["sgemm"]
+    assert calls[0][1] == (2, 1, 1)  # two 64-row tiles of one column: one cluster
+
+
+def test_cluster_occupancy_query_passes_cudas_launch_config():
+    from gemmbench.gpu.clusters import _LaunchConfig
+    assert ctypes.sizeof(_LaunchConfig) == 56 and _LaunchConfig.hStream.offset == 32

@@ -1,0 +1,80 @@
+"""The BF16 and FP16 rows on a GPU: cuBLAS GemmEx and every 16-bit rung
+(and its mma.sync fallback) against the FP64 reference of the rounded
+inputs, both verification passes, at odd shapes; the backend's 16-bit
+buffers and reference."""
+
+import numpy as np
+import pytest
+
+from gemmbench.backend import Problem, Shape
+from gemmbench.execute.local import expectations, verify_kernel
+from gemmbench.precision import round_to
+from gemmbench.rungs import GPU_LADDER
+
+pytestmark = pytest.mark.gpu
+
+HALF_ROWS = [s for s in GPU_LADDER if s.precision in ("bf16", "fp16")]
+HALF_FALLBACKS = [s.fallback for s in HALF_ROWS if s.fallback]
+SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(127, 255, 511), Shape(1000, 1001, 129), Shape(3, 4099, 2),
+          Shape(4099, 3, 37), Shape(513, 1025, 257), Shape(2048, 2048, 2048)]
+
+
+def _id(spec):
+    return f"rung{spec.id}-{spec.precision}" + ("-fallback" if spec.name and "fallback" in spec.summary else "")
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from gemmbench.gpu.backend import GpuBackend
+    return GpuBackend()
+
+
+@pytest.fixture(scope="module", params=SHAPES, ids=str)
+def loaded(request, gpu):
+    problem = Problem.random(request.param, seed=17)
+    gpu.load(problem)
+    return problem, {e: expectations(problem, *gpu.reference(problem, e)) for e in ("bf16", "fp16")}
+
+
+@pytest.mark.parametrize("spec", HALF_ROWS + HALF_FALLBACKS, ids=_id)
+def test_half_row_matches_fp64_reference(gpu, loaded, spec):
+    problem, passes = loaded
+    v = verify_kernel(gpu, gpu.prepare(spec, problem.shape).gemm, passes[spec.precision], spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
+@pytest.mark.parametrize("element", ["bf16", "fp16"])
+def test_reference_is_of_the_rounded_inputs(gpu, element):
+    problem = Problem.random(Shape(65, 33, 129), seed=2)
+    gpu.load(problem)
+    ref, absref = gpu.reference(problem, element)
+    a, b = (round_to(x, element).astype(np.float64) for x in (problem.A, problem.B))
+    np.testing.assert_allclose(ref, a @ b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(absref, np.abs(a) @ np.abs(b), rtol=1e-12)
+
+
+@pytest.mark.parametrize("element", ["bf16", "fp16"])
+def test_c_is_held_in_the_16_bit_type(gpu, element):
+    problem = Problem.random(Shape(9, 11, 3), seed=3)
+    gpu.load(problem)
+    c = problem.C0.copy()
+    c[0, 0] = np.nan
+    gpu.set_c(c, element)
+    back = gpu.get_c(element)
+    assert back.dtype == np.float32 and np.isnan(back[0, 0])
+    np.testing.assert_array_equal(back[1:], round_to(c[1:], element))
+    np.testing.assert_array_equal(gpu.get_c("fp32").shape, (9, 11))  # the FP32 C stays beside it
+
+
+@pytest.mark.parametrize("shape", [Shape(1, 1, 1), Shape(127, 255, 511)], ids=str)
+def test_the_bf16_example_kernel_file_verifies(gpu, shape):
+    from pathlib import Path
+
+    from gemmbench import kernelfile
+    spec = kernelfile.load(Path(__file__).resolve().parent.parent / "examples" / "tiled_bf16.cu", 0).spec
+    problem = Problem.random(shape, seed=5)
+    gpu.load(problem)
+    passes = expectations(problem, *gpu.reference(problem, "bf16"))
+    v = verify_kernel(gpu, gpu.prepare(spec, shape).gemm, passes, "bf16")
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
