@@ -16,14 +16,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ..records.results import RunRecord
-from .format import (BASELINE_NAME, FLAG_MEANING, flag_letters, flag_lines, format_error,  # noqa: F401 (re-exported)
-                     format_flags, format_number, format_params, format_rate, format_time, kernel_label,
-                     plain_number, status_text)
-from .rows import (Column, footer_lines, header_lines, ladder_rows, result_columns,  # noqa: F401 (re-exported)
-                   result_csv_rows, result_rows, sweep_rows, tuning_rows)
-from .table import fit_table, ladder_table, left_out_line, results_table, sweep_tables, tuning_table  # noqa: F401
-from .text import PIPED_WIDTH, make_console, markdown_cell, plain, printable, printable_lines, to_csv, to_markdown  # noqa: F401
+from .format import BASELINE_NAME, flag_lines, format_number, format_rate, format_time, kernel_label
+from .rows import (footer_lines, header_lines, ladder_rows, result_columns, result_csv_rows, result_rows, sweep_rows,
+                   tuning_rows)
+from .table import ladder_table, left_out_line, results_table, sweep_tables, tuning_table
+from .text import make_console, markdown_cell, printable, prose, to_csv, to_markdown
 
+# names callers imported from here before the split (plot.py, the tests): kept importable
+__all__ = ["Reporter", "BASELINE_NAME", "kernel_label", "format_number", "format_rate", "format_time",
+           "footer_lines", "ladder_rows", "result_columns", "result_csv_rows", "result_rows", "results_table",
+           "sweep_rows", "sweep_tables", "to_csv", "to_markdown", "tuning_rows"]
 
 class Reporter:
     """Where output goes: tables on stdout, notes and progress on stderr."""
@@ -45,7 +47,7 @@ class Reporter:
     def _text(self, console, line: str, style: str | None = None, data: bool = False) -> None:
         # data (csv, markdown) and anything piped go out whole; prose on a terminal wraps at words.
         # Data is already printable line by line (its newlines are its own); prose is one line.
-        text = Text(printable_lines(line) if not data else line, style=style or "")
+        text = prose(line, style) if not data else Text(line, style=style or "")
         console.print(text, soft_wrap=data or not console.is_terminal)
 
     def _render(self, renderable) -> None:
@@ -94,7 +96,8 @@ class Reporter:
 
     def show_ladder(self, specs, device: str) -> None:
         header, rows = ladder_rows(specs)
-        self.show([ladder_table(specs, device, self.out)], header, rows)
+        table, dropped = ladder_table(specs, device, self.out)
+        self.show([table], header, rows, lines_after=left_out_line(dropped))
 
     @contextlib.contextmanager
     def progress(self, total: int, description: str):

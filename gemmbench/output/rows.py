@@ -32,14 +32,16 @@ class Column:
     justify: str = "right"
     wrap: bool = False
     cut: bool = False
+    floor: int = 12  # a cut column is never squeezed below this (or its header)
+    limit: int | None = 100  # a cut column's cells are cut to this many characters in tables (None: never)
 
     def header(self, short: bool) -> str:
         return self.short if short else self.name
 
 
-def text_column(name: str, short: str, keep: int) -> Column:
-    """A name or reason: left-aligned, wraps, cut when too long."""
-    return Column(name, short, keep, "left", wrap=True, cut=True)
+def text_column(name: str, short: str, keep: int, floor: int = 12, limit: int | None = 100) -> Column:
+    """A name or reason: left-aligned, wraps, cut when too long (CSV, markdown and JSON keep it whole)."""
+    return Column(name, short, keep, "left", wrap=True, cut=True, floor=floor, limit=limit)
 
 
 def words_column(name: str, short: str, keep: int) -> Column:
@@ -235,9 +237,9 @@ def tuning_title(record: RunRecord) -> str:
 # list
 # --------------------------------------------------------------------------
 
-LADDER_COLUMNS = [Column("rung", "rung", 10), text_column("name", "name", 9),
-                  text_column("what changed", "what changed", 8), Column("precision", "prec", 5, "left"),
-                  words_column("parameters", "params", 6), text_column("constraints", "constraints", 4)]
+LADDER_COLUMNS = [Column("rung", "rung", 10), text_column("name", "name", 9, floor=10),
+                  text_column("what changed", "what changed", 8, floor=14, limit=None), Column("precision", "prec", 5, "left"),
+                  words_column("parameters", "params", 6), text_column("constraints", "constraints", 4, limit=None)]
 
 
 def ladder_rows(specs: tuple[KernelSpec, ...]) -> tuple[list[str], list[list[str]]]:

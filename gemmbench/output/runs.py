@@ -17,8 +17,8 @@ from ..records.results import RunRecord
 from .format import DOUBTFUL_NOTE
 from .report import Reporter
 from .rows import Column
-from .runrows import (GPU_SUMMARY_COLUMNS, diff_columns, diff_csv, diff_footer, diff_rows,  # noqa: F401 (re-exported)
-                      distinct_labels, flag_legend, gpu_indices, gpu_summary_csv, gpu_summary_rows, side_by_side_columns,
+from .runrows import (GPU_SUMMARY_COLUMNS, diff_columns, diff_csv, diff_footer, diff_rows, distinct_labels,
+                      flag_legend, gpu_indices, gpu_summary_csv, gpu_summary_rows, side_by_side_columns,
                       side_by_side_csv, side_by_side_rows, split_by_gpu)
 from .table import fit_table, left_out_line, split_tables
 

@@ -23,18 +23,22 @@ from .rows import (LADDER_COLUMNS, TUNING_COLUMNS, Column, ladder_rows, result_c
                    row_style, sweep_columns, sweep_rows, tuning_title)
 from .text import PIPED_WIDTH, cut, plain, printable
 
-CUT_FLOOR = 12  # a cuttable column (names, reasons) is never squeezed below this, or its header
-CELL_LIMIT = 100  # a cuttable cell longer than this is cut in tables (CSV, markdown and JSON keep it whole)
+def _texts(column: Column, header: str, cells: list[str]) -> list[str]:
+    """The header and the cells as a table shows them (printable; cut columns' cells at their limit)."""
+    shown = [printable(c) for c in cells]
+    if column.cut and column.limit:
+        shown = [cut(t, column.limit) for t in shown]
+    return [header, *shown]
 
 
 def _cells_width(column: Column, header: str, cells: list[str]) -> int:
     """A column's narrowest width: its longest cell, or its longest word if it
-    wraps; a cuttable column's at most CUT_FLOOR (or its header)."""
-    texts = [header, *(printable(c) for c in cells)]
+    wraps; a cut column's at most its floor (or its header)."""
+    texts = _texts(column, header, cells)
     if not (column.wrap or column.cut):
         return max(len(t) for t in texts)
     longest = max(len(word) for t in texts for word in (t.split() or [""]))
-    return min(longest, max(CUT_FLOOR, len(header))) if column.cut else longest
+    return min(longest, max(column.floor, len(header))) if column.cut else longest
 
 
 def _min_width(columns: list[Column], rows: list[list[str]], short: bool) -> int:
@@ -43,19 +47,49 @@ def _min_width(columns: list[Column], rows: list[list[str]], short: bool) -> int
     return 1 + sum(3 + _cells_width(c, printable(c.header(short)), [row[i] for row in rows]) for i, c in enumerate(columns))
 
 
+def column_widths(columns: list[Column], rows: list[list[str]], short: bool, width: int) -> list[int]:
+    """Each column's content width: every column its longest cell when the
+    table fits; else the narrowest (numbers whole, words of wrap columns
+    whole), and what room is left shared among the wrapping columns by how
+    much more they would take."""
+    least, most = [], []
+    for i, c in enumerate(columns):
+        header = printable(c.header(short))
+        cells = [row[i] for row in rows]
+        least.append(_cells_width(c, header, cells))
+        most.append(max(least[-1], max(len(t) for t in _texts(c, header, cells))))
+    room = width - 1 - 3 * len(columns)
+    if sum(most) <= room:
+        return most
+    widths = list(least)
+    spare = room - sum(widths)
+    while spare > 0:
+        wanting = [i for i in range(len(columns)) if widths[i] < most[i]]
+        if not wanting:
+            break
+        total = sum(most[i] - widths[i] for i in wanting)
+        share = {i: (most[i] - widths[i]) * spare // total for i in wanting}
+        if not any(share.values()):  # less than one each: the hungriest first
+            share = {max(wanting, key=lambda i: most[i] - widths[i]): 1}
+        for i, extra in share.items():
+            widths[i] += extra
+            spare -= extra
+    return widths
+
+
 def _cell(column: Column, text: str):
     if column.cut:
-        return plain(cut(printable(text), CELL_LIMIT), overflow="ellipsis")
+        return plain(cut(printable(text), column.limit) if column.limit else text, overflow="ellipsis")
     return plain(text, no_wrap=not column.wrap)
 
 
 def make_table(title: str, columns: list[Column], rows: list[list[str]], short: bool = False,
-               styles=None) -> Table:
+               styles=None, width: int = PIPED_WIDTH) -> Table:
+    """The table with each column's width fixed by ``column_widths`` (rich's
+    own sharing may squeeze a column below its longest word)."""
     table = Table(title=plain(title), box=box.SIMPLE_HEAVY)
-    for i, c in enumerate(columns):
-        header = printable(c.header(short))
-        least = _cells_width(c, header, [row[i] for row in rows]) if (c.wrap or c.cut) else None
-        table.add_column(plain(header), justify=c.justify, no_wrap=not (c.wrap or c.cut), min_width=least,
+    for c, w in zip(columns, column_widths(columns, rows, short, width)):
+        table.add_column(plain(c.header(short)), justify=c.justify, no_wrap=not (c.wrap or c.cut), width=w,
                          overflow="ellipsis" if c.cut else "fold")
     for i, row in enumerate(rows):
         table.add_row(*(_cell(c, cell) for c, cell in zip(columns, row)), style=styles[i] if styles else None)
@@ -69,7 +103,7 @@ def fit_table(console: Console | None, title: str, columns: list[Column], rows: 
     width = (console or Console(width=PIPED_WIDTH)).width
     for short in (False, True):
         if _min_width(columns, rows, short) <= width:
-            return make_table(title, columns, rows, short, styles), []
+            return make_table(title, columns, rows, short, styles, width), []
     kept = list(range(len(columns)))
 
     def subset(i_list):
@@ -78,36 +112,46 @@ def fit_table(console: Console | None, title: str, columns: list[Column], rows: 
         if len(kept) <= 2 or _min_width(*subset(kept), short=True) <= width:
             break
         kept.remove(drop)
-    table = make_table(title, *subset(kept), short=True, styles=styles)
+    table = make_table(title, *subset(kept), short=True, styles=styles, width=width)
     return table, [c for i, c in enumerate(columns) if i not in kept]
 
 
 def split_tables(console: Console | None, title: str, columns: list[Column], rows: list[list[str]],
                  fixed: list[int], groups: list[list[int]], optional: tuple[int, ...] = (), styles=None) -> list[Table]:
     """One table, or several that each repeat the ``fixed`` columns and take
-    as many column ``groups`` (kept together) as fit the console; ``optional``
-    fixed columns leave first when even one group does not fit beside them."""
+    as many column ``groups`` (kept together) as fit the console; short
+    headers when they save a table; ``optional`` fixed columns leave first
+    when even one group does not fit beside them."""
     width = (console or Console(width=PIPED_WIDTH)).width
 
-    def need(indices: list[int]) -> int:
-        return 1 + sum(3 + _cells_width(columns[i], printable(columns[i].header(False)), [row[i] for row in rows])
-                       for i in indices)
-    widest = max(groups, key=lambda g: need(g) - 1, default=[])
-    while len(fixed) > 1 and need(fixed + widest) > width and any(i in optional for i in fixed):
-        fixed = [i for i in fixed if i != next(j for j in reversed(fixed) if j in optional)]
-    chunks, current = [], []
-    for group in groups:
-        if current and need(fixed + current + group) > width:
-            chunks.append(current)
-            current = []
-        current = current + group
-    chunks.append(current)
+    def layout(short: bool):
+        def need(indices: list[int]) -> int:
+            return 1 + sum(3 + _cells_width(columns[i], printable(columns[i].header(short)), [row[i] for row in rows])
+                           for i in indices)
+        keep = list(fixed)
+        widest = max(groups, key=lambda g: need(g) - 1, default=[])
+        while len(keep) > 1 and need(keep + widest) > width and any(i in optional for i in keep):
+            keep.remove(next(j for j in reversed(keep) if j in optional))
+        chunks, current = [], []
+        for group in groups:
+            if current and need(keep + current + group) > width:
+                chunks.append(current)
+                current = []
+            current = current + group
+        chunks.append(current)
+        return keep, chunks
+    short = False
+    keep, chunks = layout(False)
+    if len(chunks) > 1 or len(keep) < len(fixed):
+        shorter = layout(True)
+        if (len(shorter[1]), -len(shorter[0])) < (len(chunks), -len(keep)):
+            short, (keep, chunks) = True, shorter
     tables = []
     for n, chunk in enumerate(chunks):
-        keep = fixed + chunk
+        shown = keep + chunk
         part = f" ({n + 1}/{len(chunks)})" if len(chunks) > 1 else ""
-        tables.append(make_table(title + part, [columns[i] for i in keep], [[row[i] for i in keep] for row in rows],
-                                 styles=styles))
+        tables.append(make_table(title + part, [columns[i] for i in shown], [[row[i] for i in shown] for row in rows],
+                                 short=short, styles=styles, width=width))
     return tables
 
 
@@ -145,6 +189,7 @@ def tuning_table(record: RunRecord, header: list[str], rows: list[list[str]],
     return fit_table(console, tuning_title(record), columns, rows)
 
 
-def ladder_table(specs: tuple[KernelSpec, ...], device: str, console: Console | None = None) -> Table:
+def ladder_table(specs: tuple[KernelSpec, ...], device: str,
+                 console: Console | None = None) -> tuple[Table, list[Column]]:
     header, rows = ladder_rows(specs)
-    return fit_table(console, f"gemmbench {device.upper()} ladder", LADDER_COLUMNS, rows)[0]
+    return fit_table(console, f"gemmbench {device.upper()} ladder", LADDER_COLUMNS, rows)

@@ -55,6 +55,11 @@ def plain(value, style: str | None = None, **options) -> Text:
     return Text(printable(value), style=style or "", **options)
 
 
+def prose(value, style: str | None = None) -> Text:
+    """A rich Text of lines (a note, a header line): each line printable, its newlines kept."""
+    return Text(printable_lines(value), style=style or "")
+
+
 def cut(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters, its end replaced by an ellipsis when longer."""
     return text if len(text) <= width else text[:max(width - 1, 0)] + ELLIPSIS
