@@ -33,13 +33,13 @@ class Column:
     wrap: bool = False
     cut: bool = False
     floor: int = 12  # a cut column is never squeezed below this (or its header)
-    limit: int | None = 100  # a cut column's cells are cut to this many characters in tables (None: never)
+    limit: int | None = 120  # a cut column's cells are cut to this many characters in tables (None: never)
 
     def header(self, short: bool) -> str:
         return self.short if short else self.name
 
 
-def text_column(name: str, short: str, keep: int, floor: int = 12, limit: int | None = 100) -> Column:
+def text_column(name: str, short: str, keep: int, floor: int = 12, limit: int | None = 120) -> Column:
     """A name or reason: left-aligned, wraps, cut when too long (CSV, markdown and JSON keep it whole)."""
     return Column(name, short, keep, "left", wrap=True, cut=True, floor=floor, limit=limit)
 
