@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 
@@ -32,13 +33,14 @@ def _texts(column: Column, header: str, cells: list[str]) -> list[str]:
 
 
 def _cells_width(column: Column, header: str, cells: list[str]) -> int:
-    """A column's narrowest width: its longest cell, or its longest word if it
-    wraps; a cut column's at most its floor (or its header)."""
+    """A column's narrowest width in terminal cells (a CJK character takes
+    two): its longest cell, or its longest word if it wraps; a cut column's
+    at most its floor (or its header)."""
     texts = _texts(column, header, cells)
     if not (column.wrap or column.cut):
-        return max(len(t) for t in texts)
-    longest = max(len(word) for t in texts for word in (t.split() or [""]))
-    return min(longest, max(column.floor, len(header))) if column.cut else longest
+        return max(cell_len(t) for t in texts)
+    longest = max(cell_len(word) for t in texts for word in (t.split() or [""]))
+    return min(longest, max(column.floor, cell_len(header))) if column.cut else longest
 
 
 def _min_width(columns: list[Column], rows: list[list[str]], short: bool) -> int:
@@ -57,7 +59,7 @@ def column_widths(columns: list[Column], rows: list[list[str]], short: bool, wid
         header = printable(c.header(short))
         cells = [row[i] for row in rows]
         least.append(_cells_width(c, header, cells))
-        most.append(max(least[-1], max(len(t) for t in _texts(c, header, cells))))
+        most.append(max(least[-1], max(cell_len(t) for t in _texts(c, header, cells))))
     room = width - 1 - 3 * len(columns)
     if sum(most) <= room:
         return most
