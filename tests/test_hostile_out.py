@@ -378,8 +378,8 @@ def test_the_diff_table_shows_each_rows_flags(capsys):
     old, new = flagged_pair()
     text = render(capsys, "table", lambda rep: show_diff(rep, diff_records(old, new), "a", "b"))
     line = next(l for l in text.splitlines() if "rung6" in l)
-    assert "new:disturbed" in line and ")?" in line
-    assert "not for quoting" in text
+    assert line.endswith("new:D") and "(6.7)?" in line and "(+0.0%)?" in line
+    assert "D = disturbed" in text and "not for quoting" in text
 
 
 def test_the_diff_csv_and_json_carry_both_sides_flags(capsys):

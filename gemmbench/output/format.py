@@ -45,6 +45,8 @@ def format_number(value: float | None, digits: int = 1) -> str:
 
 def format_rate(value: float) -> str:
     """Three significant figures for small numbers, whole numbers for large ones."""
+    if not math.isfinite(value):
+        return "-"
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 

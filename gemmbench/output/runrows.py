@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from ..records.diff import Diff, row_key
 from ..records.results import KernelResult, RunRecord, percent_of_baseline
-from .format import (BASELINE_NAME, FLAG_MEANING, doubtful, flag_letters, format_number, format_params,
+from .format import (BASELINE_NAME, FLAG_MEANING, doubtful, format_number, format_params,
                      kernel_label, plain_number)
 from .rows import Column, text_column, words_column
 
@@ -87,7 +87,7 @@ def _marked(result: KernelResult | None) -> str:
     """A GFLOP/s figure with its flags' letters: ``(51,234.5)? D`` when flagged."""
     if result is None:
         return "-"
-    letters = flag_letters(result) or ("?" if result.flags else "")
+    letters = _letters(result)
     return doubtful(format_number(result.gflops), bool(result.flags)) + (f" {letters}" if letters else "")
 
 
@@ -153,6 +153,14 @@ def _median(values) -> float | None:
 # several records side by side
 # --------------------------------------------------------------------------
 
+def shape_column(shapes) -> tuple[str, object]:
+    """How views of several shapes name them: "size" and M when every shape
+    is square (as the sizes table does), else "shape" and MxNxK."""
+    if all(s.M == s.N == s.K for s in shapes):
+        return "size", lambda s: str(s.M)
+    return "shape", str
+
+
 def distinct_labels(records: list[RunRecord], labels: list[str], paths=None) -> list[str]:
     """``labels`` made distinct: where two are equal (records of the same
     minute), the seconds of their creation are added; where still equal, the
@@ -202,12 +210,14 @@ def side_by_side_rows(records: list[RunRecord], labels: list[str]) -> tuple[list
     group (GFLOP/s, % of the baseline) per record, headed ``[n]`` (the
     legend names each record). Flagged figures are marked, with their flags'
     letters."""
-    header = ["kernel", "precision", "shape"]
+    found_rows = _side_by_side(records)
+    shape_name, shape_text = shape_column([first.shape for _, first, _ in found_rows])
+    header = ["kernel", "precision", shape_name]
     for n in range(1, len(labels) + 1):
         header += [f"[{n}] GFLOP/s", f"[{n}] %"]
     rows = []
-    for key, first, found in _side_by_side(records):
-        row = [_side_name(key, first), first.precision.upper(), str(first.shape)]
+    for key, first, found in found_rows:
+        row = [_side_name(key, first), first.precision.upper(), shape_text(first.shape)]
         for record, r in zip(records, found):
             if r is None:
                 row += ["", ""]
@@ -222,7 +232,7 @@ def side_by_side_rows(records: list[RunRecord], labels: list[str]) -> tuple[list
 
 
 def side_by_side_columns(header: list[str]) -> list[Column]:
-    cols = [text_column("kernel", "kernel", 10), Column("precision", "prec", 6, "left"), Column("shape", "shape", 8)]
+    cols = [text_column("kernel", "kernel", 10), Column("precision", "prec", 6, "left"), Column(header[2], header[2], 8)]
     return cols + [Column(h, h, 5) for h in header[3:]]
 
 
@@ -271,8 +281,13 @@ def _gpu(index) -> str:
     return "-" if index is None else str(index)
 
 
+def _letters(result: KernelResult) -> str:
+    """A row's flags as letters (the legend says what each means); ? for a flag this gemmbench does not know."""
+    return "".join(FLAG_MEANING[f][0] if f in FLAG_MEANING else "?" for f in result.flags)
+
+
 def _row_flags(row) -> str:
-    return " ".join(f"{side}:{','.join(r.flags)}" for side, r in (("old", row.old), ("new", row.new)) if r.flags)
+    return " ".join(f"{side}:{_letters(r)}" for side, r in (("old", row.old), ("new", row.new)) if r.flags)
 
 
 def diff_columns(diff: Diff) -> list[Column]:
@@ -281,23 +296,25 @@ def diff_columns(diff: Diff) -> list[Column]:
     gpus = any(r.old.gpu is not None or r.new.gpu is not None for r in diff.rows)
     threads = any(r.new.threads for r in diff.rows)
     flags = any(r.old.flags or r.new.flags for r in diff.rows)
-    cols = [text_column("kernel", "kernel", 10), Column("precision", "prec", 4, "left"), Column("shape", "shape", 6)]
+    shape = shape_column([r.new.shape for r in diff.rows])[0]
+    cols = [text_column("kernel", "kernel", 10), Column("precision", "prec", 5, "left"), Column(shape, shape, 9)]
     cols += [Column("threads", "T", 3)] * threads + [Column("GPU", "GPU", 3)] * gpus
     cols += [Column("old GFLOP/s", "old", 8), Column("new GFLOP/s", "new", 9), Column("change", "change", 9),
-             words_column("95% CI", "95% CI", 5), text_column("verdict", "verdict", 10)]
+             words_column("95% CI", "95% CI", 4), text_column("verdict", "verdict", 10)]
     return cols + [words_column("flags", "flags", 7)] * flags
 
 
 def diff_rows(diff: Diff) -> tuple[list[str], list[list[str]]]:
     columns = diff_columns(diff)
     header = [c.name for c in columns]
+    shape_text = shape_column([r.new.shape for r in diff.rows])[1]
     rows = []
     for r in diff.rows:
         name = f"{_rung(r.new, diff.device)} {kernel_label(r.new)}"
         if r.new.params_source == "given":
             name += f" {format_params(r.new.params)}"
         either = bool(r.old.flags or r.new.flags)
-        cells = {"kernel": name, "precision": r.new.precision.upper(), "shape": str(r.new.shape),
+        cells = {"kernel": name, "precision": r.new.precision.upper(), header[2]: shape_text(r.new.shape),
                  "threads": str(r.new.threads or "-"), "GPU": f"{_gpu(r.old.gpu)} -> {_gpu(r.new.gpu)}",
                  "old GFLOP/s": doubtful(format_number(r.old.gflops), bool(r.old.flags)),
                  "new GFLOP/s": doubtful(format_number(r.new.gflops), bool(r.new.flags)),
@@ -343,7 +360,7 @@ def diff_footer(diff: Diff) -> list[str]:
                  "verdicts from a seeded 95% bootstrap interval of the ratio of median times; "
                  + ("REGRESSION: exit 1" if diff.exit_code else "no regression"))
     if flagged:
-        after.append(f"{flagged} row(s) flagged on a side (flags column: noisy, disturbed, throttled, shifted, "
-                     f"baseline-shifted): their figures, written like (+1.0%)?, and verdicts are not for quoting; "
-                     f"rerun on a quiet machine.")
+        after += flag_legend([r for row in diff.rows for r in (row.old, row.new)])
+        after.append(f"{flagged} row(s) flagged on a side (flags column: old:LETTERS new:LETTERS): their figures, "
+                     f"written like (+1.0%)?, and verdicts are not for quoting; rerun on a quiet machine.")
     return after

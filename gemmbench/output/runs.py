@@ -59,15 +59,16 @@ def show_gpu_summary(reporter: Reporter, record: RunRecord) -> None:
 
 
 def _uniform_shape(columns: list[Column], rows: list[list[str]], title: str):
-    """Without the shape column when every row has the same shape (the title says it)."""
+    """Without the shape (or size) column when every row has the same one (the title says it)."""
     names = [c.name for c in columns]
-    if "shape" not in names or not rows:
+    if len(names) < 3 or names[2] not in ("shape", "size") or not rows:
         return columns, rows, title
-    i = names.index("shape")
+    i = 2
     shapes = {row[i] for row in rows}
     if len(shapes) != 1:
         return columns, rows, title
-    return columns[:i] + columns[i + 1:], [row[:i] + row[i + 1:] for row in rows], f"{title} · {shapes.pop()}"
+    return (columns[:i] + columns[i + 1:], [row[:i] + row[i + 1:] for row in rows],
+            f"{title} · {names[i]} {shapes.pop()}")
 
 
 def side_by_side_tables(records: list[RunRecord], labels: list[str], console: Console | None = None):
