@@ -49,6 +49,12 @@ def _min_width(columns: list[Column], rows: list[list[str]], short: bool) -> int
     return 1 + sum(3 + _cells_width(c, printable(c.header(short)), [row[i] for row in rows]) for i, c in enumerate(columns))
 
 
+def _full_width(columns: list[Column], rows: list[list[str]], short: bool) -> int:
+    """The width of the table with every cell on one line, whole (up to a cut column's limit)."""
+    return 1 + sum(3 + max(cell_len(t) for t in _texts(c, printable(c.header(short)), [row[i] for row in rows]))
+                   for i, c in enumerate(columns))
+
+
 def column_widths(columns: list[Column], rows: list[list[str]], short: bool, width: int) -> list[int]:
     """Each column's content width: every column its longest cell when the
     table fits; else the narrowest (numbers whole, words of wrap columns
@@ -101,7 +107,9 @@ def make_table(title: str, columns: list[Column], rows: list[list[str]], short: 
 def fit_table(console: Console | None, title: str, columns: list[Column], rows: list[list[str]],
               styles=None) -> tuple[Table, list[Column]]:
     """The table with as many columns as fit the console (full headers if
-    they fit, else short ones); returns it and the columns left out."""
+    they fit, else short ones): the least needed leave first, and any that
+    left come back where they fit with no cell of the others wrapped or cut;
+    returns the table and the columns left out."""
     width = (console or Console(width=PIPED_WIDTH)).width
     for short in (False, True):
         if _min_width(columns, rows, short) <= width:
@@ -114,6 +122,9 @@ def fit_table(console: Console | None, title: str, columns: list[Column], rows: 
         if len(kept) <= 2 or _min_width(*subset(kept), short=True) <= width:
             break
         kept.remove(drop)
+    for back in sorted(set(range(len(columns))) - set(kept), key=lambda i: -columns[i].keep):
+        if _full_width(*subset(sorted(kept + [back])), short=True) <= width:
+            kept = sorted(kept + [back])
     table = make_table(title, *subset(kept), short=True, styles=styles, width=width)
     return table, [c for i, c in enumerate(columns) if i not in kept]
 
