@@ -8,7 +8,7 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Shape
-from gemmbench.records.diff import bootstrap_ratio, diff_records, parse_threshold, verdict
+from gemmbench.records.diff import NothingCompared, bootstrap_ratio, diff_records, parse_threshold, verdict
 from gemmbench.fsutil import write_atomic
 from gemmbench.records.results import KernelResult, RunRecord, to_json
 from gemmbench.verify import Verification
@@ -121,8 +121,13 @@ def test_a_kernel_that_fails_now_fails_the_gate():
     new = record([result(3, [], status="fail")])
     d = diff_records(old, new)
     assert d.rows[0].verdict == "failed" and d.exit_code == 1
-    skipped = diff_records(record([result(3, [], status="skip")]), old)
+    # a row skipped on one side beside a compared row: reported, not a regression
+    skipped = diff_records(record([result(3, [], status="skip"), result(4, [1e-3] * 5)]),
+                           record([result(3, [1e-3] * 5), result(4, [1e-3] * 5)]))
     assert skipped.rows[0].verdict == "skipped" and skipped.exit_code == 0
+    # skipped rows alone compare nothing: issue 16 wants that said, not "no regression"
+    with pytest.raises(NothingCompared, match="not timed on both sides"):
+        diff_records(record([result(3, [], status="skip")]), old)
 
 
 def test_too_few_samples_is_noisy_not_a_verdict():

@@ -86,8 +86,9 @@ def test_show_side_by_side_one_column_group_per_record(capsys):
     code = cli.main(["show", str(a), str(b), "--format", "csv"])
     out, _ = capsys.readouterr()
     header = out.splitlines()[0].split(",")
-    assert code == 0 and header[:3] == ["kernel", "precision", "shape"] and len(header) == 3 + 2 * 2
-    assert all("NVIDIA H200" in h for h in header[3:])
+    # per record: GFLOP/s, % and (issue 16: flags visible in every format) its flags
+    assert code == 0 and header[:3] == ["kernel", "precision", "shape"] and len(header) == 3 + 2 * 3
+    assert all("NVIDIA H200" in h for h in header[3:]) and header[5].endswith(" flags")
     line = next(l for l in out.splitlines() if l.startswith("12 multistage") and "4096x4096x4096" in l)
     assert line.count('"4') == 2  # both records hold rung 12 at 4096^3: a number in each group
 

@@ -1,37 +1,33 @@
-"""Tables of the instruments (info, asm, profile), printed with rich."""
+"""Tables of the instruments (info, asm, profile), printed with rich.
+
+Through the same text path as every other table (``output.text``): kernel
+names from a kernel file, SASS mnemonics and ncu's names are data, shown as
+typed with control characters escaped; tables fit the console (names cut,
+numbers never).
+"""
 
 from __future__ import annotations
 
-import sys
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-
+from ..output.rows import Column, text_column
+from ..output.table import fit_table, left_out_line
+from ..output.text import make_console, prose
 from .asm import LoopMix
 from .gpu import NotInspected
 from .occupancy import Occupancy
 
 
-def _console(stderr: bool = False) -> Console:
-    stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, highlight=False, width=None if stream.isatty() else 200)
-
-
 def note(message: str) -> None:
-    _console(stderr=True).print(message, markup=False)
+    make_console(stderr=True).print(prose(message), soft_wrap=True)
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]], lines_after=(), left=(0,)) -> None:
-    table = Table(title=title, box=box.SIMPLE_HEAVY)
-    for i, col in enumerate(header):
-        table.add_column(col, justify="left" if i in left else "right")
-    for row in rows:
-        table.add_row(*row)
-    out = _console()
+    """A table whose ``left`` columns are names (cut when too long) and the others numbers."""
+    columns = [text_column(h, h, 10) if i in left else Column(h, h, len(header) - i) for i, h in enumerate(header)]
+    out = make_console()
+    table, dropped = fit_table(out, title, columns, rows)
     out.print(table)
-    for line in lines_after:
-        out.print(line, markup=False, style="dim")
+    for line in [*lines_after, *left_out_line(dropped)]:
+        out.print(prose(line, "dim"))
 
 
 def _kib(nbytes: int) -> str:

@@ -19,6 +19,13 @@ median is what the tables report. It is seeded, so the same two records
 always get the same verdicts. The gate fails (exit 1) on any "slower" row,
 and on any row that verified before and fails now (a broken kernel must not
 pass a regression gate by being skipped from it).
+
+A gate must be able to fail: two records with no row in common (another
+shape, another command, an empty record), or whose common rows were timed on
+one side only, raise ``NothingCompared`` (a UserError: one line saying what
+differs, exit 2) instead of an empty "no regression". A record holding the
+same row twice (same kernel, precision, shape, threads, parameters and GPU)
+raises ``DuplicateRows`` naming them: it would be counted twice.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import UserError
 from .results import KernelResult, RunRecord
 
 RESAMPLES = 2000
@@ -35,6 +43,14 @@ CONFIDENCE = 0.95
 MIN_SAMPLES = 3
 SEED = 0
 DEFAULT_THRESHOLD = 0.03
+
+
+class NothingCompared(UserError):
+    """No row was compared: the records share no row, or none timed on both sides."""
+
+
+class DuplicateRows(UserError):
+    """A record holds the same row more than once."""
 
 
 def parse_threshold(text: str) -> float:
@@ -91,6 +107,7 @@ class Row:
 
     def to_dict(self) -> dict:
         return {**describe(self.new), "gpu_old": self.old.gpu, "gpu_new": self.new.gpu,
+                "old_flags": list(self.old.flags), "new_flags": list(self.new.flags),
                 "old_gflops": self.old.gflops, "new_gflops": self.new.gflops, "change": self.change,
                 "ci_low": self.low, "ci_high": self.high, "verdict": self.verdict, "reason": self.reason}
 
@@ -103,6 +120,11 @@ class Diff:
     rows: list[Row] = field(default_factory=list)
     only_old: list[KernelResult] = field(default_factory=list)
     only_new: list[KernelResult] = field(default_factory=list)
+
+    @property
+    def compared(self) -> list[Row]:
+        """Rows with a verdict from both sides (every verdict but "skipped")."""
+        return [r for r in self.rows if r.verdict != "skipped"]
 
     @property
     def regressions(self) -> list[Row]:
@@ -165,7 +187,11 @@ def _pairs(old: list[KernelResult], new: list[KernelResult]):
 def diff_records(old: RunRecord, new: RunRecord, threshold: float = DEFAULT_THRESHOLD,
                  versions: tuple = (None, None)) -> Diff:
     """Every row of ``new`` against ``old``; ``versions``: the (old, new)
-    gemmbench version strings, for the header."""
+    gemmbench version strings, for the header. Raises DuplicateRows when a
+    record holds a row twice, NothingCompared when no row was compared (the
+    exception's ``diff`` holds what was found)."""
+    refuse_duplicates(old, "old")
+    refuse_duplicates(new, "new")
     result = Diff(threshold, environment_differences(old, new, versions), new.device)
     groups_old, groups_new = defaultdict(list), defaultdict(list)
     for r in old.results:
@@ -177,7 +203,62 @@ def diff_records(old: RunRecord, new: RunRecord, threshold: float = DEFAULT_THRE
         result.rows += [compare_rows(o, n, threshold) for o, n in pairs]
         result.only_old += lone_old
         result.only_new += lone_new
+    if not result.compared:
+        error = NothingCompared(nothing_compared(old, new, result))
+        error.diff = result
+        raise error
     return result
+
+
+def row_name(result: KernelResult) -> str:
+    """A row as one line names it: rung, name, precision, shape, threads, parameters, GPU."""
+    text = f"{result.device}:{result.kernel_id} {result.name} {result.precision.upper()} {result.shape}"
+    if result.threads:
+        text += f" [{result.threads}T]"
+    if result.params_source == "given":
+        text += " " + (" ".join(f"{k}={v}" for k, v in result.params.items()) or "-")
+    return text + (f" (GPU {result.gpu})" if result.gpu is not None else "")
+
+
+def refuse_duplicates(record: RunRecord, side: str) -> None:
+    """DuplicateRows naming the rows ``record`` holds more than once."""
+    seen: dict[tuple, list[KernelResult]] = defaultdict(list)
+    for r in record.results:
+        seen[row_key(r), r.gpu].append(r)
+    twice = [rows for rows in seen.values() if len(rows) > 1]
+    if twice:
+        names = "; ".join(f"{row_name(rows[0])} ({len(rows)} times)" for rows in twice[:5])
+        more = f"; and {len(twice) - 5} more" if len(twice) > 5 else ""
+        raise DuplicateRows(f"the {side} record holds the same row more than once: {names}{more}; "
+                            f"a diff would count it twice")
+
+
+def _span(values) -> str:
+    values = list(dict.fromkeys(values))
+    return ", ".join(values[:4]) + (f", ... ({len(values)} in all)" if len(values) > 4 else "") if values else "none"
+
+
+def nothing_compared(old: RunRecord, new: RunRecord, diff: Diff) -> str:
+    """One line: why no row was compared, and what differs between the two records."""
+    if not old.results or not new.results:
+        empty = " and ".join(side for side, r in (("old", old), ("new", new)) if not r.results)
+        why = f"the {empty} record{'s hold' if ' and ' in empty else ' holds'} no rows"
+    elif diff.rows:
+        why = (f"the {len(diff.rows)} row(s) in common were not timed on both sides "
+               f"({'; '.join(f'{row_name(r.new)}: {r.reason}' for r in diff.rows[:3])})")
+    else:
+        why = "no rows in common"
+    facts = (("command", lambda r: [r.command]), ("device", lambda r: [r.device]),
+             ("shapes", lambda r: [str(x.shape) for x in r.results]),
+             ("precisions", lambda r: [x.precision.upper() for x in r.results]),
+             ("kernels", lambda r: [f"{x.device}:{x.kernel_id} {x.name}" for x in r.results]),
+             ("threads", lambda r: [str(x.threads) for x in r.results if x.threads]),
+             ("parameters", lambda r: [" ".join(f"{k}={v}" for k, v in x.params.items()) for x in r.results
+                                       if x.params_source == "given"]))
+    differs = [f"{name}: {_span(get(old))} -> {_span(get(new))}" for name, get in facts
+               if set(get(old)) != set(get(new))]
+    return f"nothing compared: {why}" + (f"; differs: {'; '.join(differs)}" if differs else "") + \
+        " (a diff gates only rows both records timed)"
 
 
 def _facts(record: RunRecord, version) -> dict:

@@ -1,0 +1,286 @@
+"""The rows of every view of a record, built once as plain strings, flags
+included: run/compare, sizes, tune, the ladder, and the CSV form.
+
+Renderers (``table`` for rich, ``text`` for markdown and CSV) take these
+rows as they are; a figure of a flagged row is already marked here
+(``format.doubtful``), so every format shows it the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..records.results import KernelResult, RunRecord, percent_of_peak, sm_clock_mhz
+from ..spec import KernelSpec
+from .format import (BASELINE_NAME, csv_flags, doubtful, flag_letters, format_error, format_flags, format_number,
+                     format_params, format_rate, format_time, kernel_label, percent_doubtful, plain_number,
+                     status_text)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its header, a shorter one for narrow terminals, and how long
+    it stays when space runs out (higher stays longer). A plain column
+    (numbers) neither wraps nor is cut; a ``wrap`` column (flags, a range of
+    numbers) wraps between words and never cuts one; a ``cut`` column (names,
+    reasons) wraps between words and is cut with an ellipsis when too long."""
+
+    name: str
+    short: str
+    keep: int
+    justify: str = "right"
+    wrap: bool = False
+    cut: bool = False
+    floor: int = 12  # a cut column is never squeezed below this (or its header)
+    limit: int | None = 120  # a cut column's cells are cut to this many characters in tables (None: never)
+
+    def header(self, short: bool) -> str:
+        return self.short if short else self.name
+
+
+def text_column(name: str, short: str, keep: int, floor: int = 12, limit: int | None = 120) -> Column:
+    """A name or reason: left-aligned, wraps, cut when too long (CSV, markdown and JSON keep it whole)."""
+    return Column(name, short, keep, "left", wrap=True, cut=True, floor=floor, limit=limit)
+
+
+def words_column(name: str, short: str, keep: int) -> Column:
+    """Words that are each whole values (flags, parameters): wraps, never cut."""
+    return Column(name, short, keep, "left", wrap=True)
+
+
+# --------------------------------------------------------------------------
+# run / compare
+# --------------------------------------------------------------------------
+
+def result_columns(record: RunRecord) -> list[Column]:
+    base = BASELINE_NAME[record.device]
+    cols = [Column("rung", "rung", 10), text_column("kernel", "kernel", 10),
+            Column("precision", "prec", 4, "left"), Column("time (median)", "time", 7),
+            Column("spread (IQR)", "IQR", 5), Column("GFLOP/s", "GFLOP/s", 9), Column(f"% {base}", f"% {base}", 9)]
+    if record.device == "gpu":
+        cols += [Column("% FP32 peak", "% peak", 4), Column("SM MHz", "MHz", 2)]
+    return cols + [Column("max rel err", "err", 3), words_column("flags", "flags", 8),
+                   text_column("check", "check", 10)]
+
+
+def result_rows(record: RunRecord) -> list[list[str]]:
+    rows = []
+    for r in record.results:
+        s = r.stats
+        flagged = bool(r.flags)
+        row = [str(r.kernel_id) if r.device == record.device else f"{r.device}:{r.kernel_id}",
+               kernel_label(r), r.precision.upper(), doubtful(format_time(s.median if s else None), flagged),
+               f"{100 * s.relative_iqr:.1f}%" if s else "-",
+               doubtful(format_number(r.gflops), flagged),
+               doubtful(format_number(record.percent_of_baseline(r)), percent_doubtful(record, r))]
+        if record.device == "gpu":
+            clock = sm_clock_mhz(r) if r.device == "gpu" and s else None
+            row += [doubtful(format_number(percent_of_peak(r, record.environment, at_clock=True)), flagged),
+                    format_number(clock, 0)]
+        rows.append(row + [format_error(r), format_flags(r), status_text(r)])
+    return rows
+
+
+def row_style(result: KernelResult) -> str | None:
+    return "red" if result.status == "fail" else "dim" if result.status == "skip" else None
+
+
+def header_lines(record: RunRecord) -> list[str]:
+    """One line per device: what ran, at which clock, with which libraries."""
+    env = record.environment
+    lines = []
+    gpu = env.get("gpu")
+    if gpu:
+        clock = env.get("sm_clock_mhz")
+        lines.append(
+            f"GPU {gpu['name']} (sm_{gpu['compute_capability'].replace('.', '')}, {gpu['sm_count']} SMs, "
+            f"FP32 peak {gpu['peak_fp32_tflops']:.1f} TFLOP/s at {gpu['max_sm_clock_mhz']:.0f} MHz)"
+            + (f", SM clock {clock} MHz at start" if clock else "")
+            + f", driver {gpu['driver_version']}, CUDA {gpu['cuda_driver_api']}, cuBLAS {env.get('cublas')}")
+    cpu = env.get("cpu")
+    if cpu:
+        blas = ", ".join(f"{b.get('internal_api')} {b.get('version')} ({b.get('architecture')})"
+                         for b in cpu.get("blas") or [] if isinstance(b, dict)) or "none found"
+        lines.append(f"CPU {cpu.get('cpu', '?')} ({cpu.get('cores', '?')} cores, C rungs built for "
+                     f"{cpu.get('simd', '?')} by {cpu.get('compiler') or 'no compiler'}), numpy BLAS: {blas}")
+    for note in env.get("notes", []):
+        lines.append(note)
+    if not record.complete:
+        lines.append(f"INCOMPLETE: {record.incomplete_reason or 'stopped early'}")
+    return lines
+
+
+def footer_lines(record: RunRecord) -> list[str]:
+    opts = record.options
+    cold = "cold L2 (flushed before each call)" if opts.get("flush_l2") else "warm caches"
+    lines = [f"Timed with alpha=1, beta=0 (C written, not read), {cold}; median of raw samples, "
+             f"spread = interquartile range / median. Verified first against an FP64 reference "
+             f"(beta=0 over a NaN-filled C, then alpha=0.75, beta=-1.5); seed {opts.get('seed', 0)}."]
+    if record.device == "gpu":
+        lines.append("% FP32 peak is of the peak at the SM clock each kernel ran at (its mean over the samples "
+                     "where measured), so a throttled kernel is not blamed for the clock; SM MHz is that clock.")
+    if any(r.precision != "fp32" for r in record.results):
+        lines.append("Precision: TF32 rows round inputs to 10 mantissa bits, are checked against a bound that "
+                     "adds 16*2^-11/sqrt(K) for that rounding, and are compared with cuBLAS TF32; 3xTF32 rows must "
+                     "meet the FP32 bound and are compared with cuBLAS SGEMM; max rel err is |C - ref| over "
+                     "|alpha|*|A|@|B| + |beta|*|C0|.")
+    shown = set()
+    for r in record.results:
+        key = (r.kernel_id, r.name, r.shape, tuple(r.params.items()))
+        if r.params_source in ("tuned", "selected") and key not in shown:
+            shown.add(key)
+            how = "tuned (gemmbench tune)" if r.params_source == "tuned" else "chosen for the shape"
+            lines.append(f"rung {r.kernel_id} at {r.shape}: {how}: {format_params(r.params)}")
+    return lines
+
+
+def results_title(record: RunRecord) -> str:
+    shapes = list(dict.fromkeys(str(r.shape) for r in record.results))
+    return f"gemmbench {record.command} · {', '.join(shapes)}"
+
+
+# --------------------------------------------------------------------------
+# sizes
+# --------------------------------------------------------------------------
+
+def sweep_rows(record: RunRecord) -> tuple[list[str], list[list[str]], list[str]]:
+    """Kernels down, shapes across; cells 'GFLOP/s (% of baseline)' and the
+    letters of their flags (the figures marked doubtful when flagged); SKIP
+    and FAIL cells point to a numbered note with the reason. Returns the
+    header, the rows and the notes."""
+    shapes = list(dict.fromkeys(r.shape for r in record.results))
+    kernels = list(dict.fromkeys((r.device, r.kernel_id, kernel_label(r)) for r in record.results))
+    by_key = {(r.device, r.kernel_id, kernel_label(r), r.shape): r for r in record.results}
+    square = all(s.M == s.N == s.K for s in shapes)
+    header = ["kernel", "precision"] + [str(s.M) if square else str(s) for s in shapes] + ["max rel err"]
+    reasons: dict[tuple[str, str], list[str]] = {}  # (status, reason) -> where
+    rows = []
+    for device, kid, label in kernels:
+        mine = [r for r in record.results if (r.device, r.kernel_id, kernel_label(r)) == (device, kid, label)]
+        row = [f"{kid} {label}", mine[0].precision.upper()]
+        for shape in shapes:
+            r = by_key.get((device, kid, label, shape))
+            if r is None:
+                row.append("")
+            elif r.status != "pass":
+                key = (r.status.upper(), r.reason or "no reason given")
+                reasons.setdefault(key, []).append(f"{kid} {label} at {shape.M if square else shape}")
+                row.append(f"{key[0]} [{list(reasons).index(key) + 1}]")
+            else:
+                pct = record.percent_of_baseline(r)
+                own = record.baseline_of(r) is r
+                shown = pct is not None and not own
+                letters = flag_letters(r)
+                figure = format_rate(r.gflops) + (f" ({format_rate(pct)}%)" if shown else "")
+                row.append(doubtful(figure, bool(r.flags) or (shown and percent_doubtful(record, r)))
+                           + (f" {letters}" if letters else ""))
+        checked = [r for r in mine if r.verification is not None]
+        row.append(format_error(max(checked, key=_error_order)) if checked else "-")
+        rows.append(row)
+    notes = [f"[{i}] {status}: {reason} ({', '.join(where)})"
+             for i, ((status, reason), where) in enumerate(reasons.items(), 1)]
+    return header, rows, notes
+
+
+def sweep_columns(header: list[str]) -> list[Column]:
+    return [text_column("kernel", "kernel", 10), Column("precision", "prec", 1, "left")] + \
+        [Column(h, h, 5) for h in header[2:-1]] + [Column("max rel err", "err", 2)]
+
+
+def _error_order(result: KernelResult) -> float:
+    v = result.verification
+    return math.inf if v.nonfinite or not math.isfinite(v.max_rel_error) else v.max_rel_error
+
+
+# --------------------------------------------------------------------------
+# tune
+# --------------------------------------------------------------------------
+
+TUNING_COLUMNS = [Column("rank", "rank", 10), text_column("kernel", "kernel", 6),
+                  words_column("parameters", "params", 9), Column("time (median)", "time", 7),
+                  Column("GFLOP/s", "GFLOP/s", 9), Column("% baseline", "% base", 8),
+                  Column("max rel err", "err", 3), words_column("flags", "flags", 7),
+                  text_column("check", "check", 10)]
+
+
+def tuning_rows(record: RunRecord, top: int) -> tuple[list[str], list[list[str]], list[str]]:
+    """The baselines, then the ``top`` fastest verified candidates; and a
+    summary of the candidates that did not make it."""
+    header = [c.name for c in TUNING_COLUMNS]
+    header[5] = f"% {BASELINE_NAME[record.device]}"
+    base = [r for r in record.results if r.kernel_id == 0]
+    tried = [r for r in record.results if r.kernel_id != 0]
+    timed = sorted((r for r in tried if r.status == "pass"), key=lambda r: -r.gflops)
+    rows = []
+    for rank, r in [("-", b) for b in base] + list(enumerate(timed[:top], 1)):
+        flagged = bool(r.flags)
+        rows.append([str(rank), kernel_label(r), format_params(r.params) if r.kernel_id else "-",
+                     doubtful(format_time(r.stats.median if r.stats else None), flagged),
+                     doubtful(format_number(r.gflops), flagged),
+                     doubtful(format_number(record.percent_of_baseline(r)), percent_doubtful(record, r)),
+                     format_error(r), format_flags(r), status_text(r)])
+    failed = [r for r in tried if r.status == "fail"]
+    skipped = [r for r in tried if r.status == "skip"]
+    summary = [f"{len(tried)} candidates ran: {len(timed)} verified and timed, {len(failed)} failed "
+               f"verification, {len(skipped)} skipped."]
+    summary += [f"FAIL {format_params(r.params)}: {r.reason}" for r in failed[:5]]
+    return header, rows, summary
+
+
+def tuning_title(record: RunRecord) -> str:
+    return (f"gemmbench tune · {record.results[-1].name if record.results else ''} · "
+            f"{', '.join(dict.fromkeys(str(r.shape) for r in record.results))}")
+
+
+# --------------------------------------------------------------------------
+# list
+# --------------------------------------------------------------------------
+
+LADDER_COLUMNS = [Column("rung", "rung", 10), text_column("name", "name", 9, floor=10),
+                  text_column("what changed", "what changed", 8, floor=14, limit=None), Column("precision", "prec", 5, "left"),
+                  words_column("parameters", "params", 6), text_column("constraints", "constraints", 4, limit=None)]
+
+
+def ladder_rows(specs: tuple[KernelSpec, ...]) -> tuple[list[str], list[list[str]]]:
+    header = [c.name for c in LADDER_COLUMNS]
+    rows = [[str(s.id), s.name, s.summary, s.precision.upper(),
+             " ".join(f"{k}={v}" for k, v in s.params.items()) or "-",
+             s.constraints or ("multithreaded" if s.multithreaded else "-")] for s in specs]
+    return header, rows
+
+
+# --------------------------------------------------------------------------
+# csv
+# --------------------------------------------------------------------------
+
+def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
+    """One row per result, one value per column, units in the column names;
+    for pandas.read_csv as is. A flagged row's figures stay plain numbers:
+    its ``flags`` column says they are not for quoting."""
+    base = BASELINE_NAME[record.device].lower()
+    gpu = record.device == "gpu"
+    header = ["device", "kernel_id", "kernel", "precision", "threads", "M", "N", "K", "params",
+              "params_source", "status", "reason", "samples", "time_us", "q1_us", "q3_us", "spread_pct",
+              "gflops", f"pct_{base}"]
+    if gpu:
+        header += ["pct_fp32_peak", "pct_fp32_peak_max_clock", "sm_clock_mhz", "throttled_share"]
+    header += ["max_rel_err", "flags"]
+    rows = []
+    for r in record.results:
+        s = r.stats
+        err = r.verification.max_rel_error if r.verification else None
+        us = (lambda x: plain_number(x * 1e6)) if s else (lambda x: "")
+        row = [r.device, str(r.kernel_id), r.name, r.precision, plain_number(r.threads), str(r.shape.M), str(r.shape.N),
+               str(r.shape.K), format_params(r.params) if r.params else "", r.params_source, r.status,
+               r.reason or "", plain_number(s.n if s else None), us(s.median if s else 0), us(s.q1 if s else 0),
+               us(s.q3 if s else 0), plain_number(100 * s.relative_iqr if s else None), plain_number(r.gflops),
+               plain_number(record.percent_of_baseline(r))]
+        if gpu:
+            share = r.notes.get("throttled_share")
+            row += [plain_number(percent_of_peak(r, record.environment, at_clock=True)),
+                    plain_number(percent_of_peak(r, record.environment)),
+                    plain_number(sm_clock_mhz(r) if r.device == "gpu" else None),
+                    plain_number(share if isinstance(share, (int, float)) else None)]
+        rows.append(row + [plain_number(err), csv_flags(record, r)])
+    return header, rows
