@@ -29,7 +29,8 @@ from .options import RunOptions
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
 from .output.runs import show_diff, show_record, show_side_by_side
-from .records.diff import diff_records, parse_threshold
+from .output.text import printable, printable_lines
+from .records.diff import NothingCompared, diff_records, parse_threshold
 from .records.store import load
 from .rungs import get_spec, ladder
 
@@ -153,7 +154,7 @@ def show(records, fmt, plot, overwrite):
     if len(loaded) == 1:
         show_record(reporter, loaded[0].record)
     else:
-        show_side_by_side(reporter, [l.record for l in loaded], [l.label for l in loaded])
+        show_side_by_side(reporter, [l.record for l in loaded], [l.label for l in loaded], [l.path for l in loaded])
     if plot is not None:
         plot_sweep(loaded[0].record, plot, overwrite)
         reporter.note(f"plot written to {plot}")
@@ -174,7 +175,10 @@ def diff(old, new, threshold, as_json, fmt):
     except ValueError as exc:
         raise UserError(str(exc))
     a, b = load(old), load(new)
-    result = diff_records(a.record, b.record, fraction, versions=(a.writer, b.writer))
+    try:
+        result = diff_records(a.record, b.record, fraction, versions=(a.writer, b.writer))
+    except NothingCompared as exc:
+        raise UserError(f"{a.path} -> {b.path}: {exc}") from None
     if as_json:
         click.echo(json.dumps({"old": str(a.path), "new": str(b.path), **result.to_dict()}, indent=2))
     else:
@@ -350,7 +354,7 @@ def main(argv: list[str] | None = None, interrupts: Interrupts | None = None) ->
 
 def _main(argv: list[str] | None, interrupts: Interrupts) -> int:
     def error(message: str) -> int:
-        click.echo(f"gemmbench: error: {_one_line(message)}", err=True)
+        click.echo(f"gemmbench: error: {printable(_one_line(message))}", err=True)
         return 2
 
     if sys.stdout is None:
@@ -384,7 +388,7 @@ def _run(argv: list[str] | None, interrupts: Interrupts, error) -> int:
     except UserError as exc:  # the user's input or environment, raised anywhere below: one line, exit 2
         details = getattr(exc, "details", "")  # a compiler's full message, above its one-line summary
         if details:
-            click.echo(details.rstrip(), err=True)
+            click.echo(printable_lines(details.rstrip()), err=True)
         code = error(str(exc))
     except Exception as exc:  # a signal that Python wrapped in another error (RuntimeError from __set_name__)
         stop = interrupted_cause(exc)

@@ -25,7 +25,7 @@ from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
 from .output.runs import show_diff, show_record
 from .plan import Plan, build_plan
-from .records.diff import diff_records
+from .records.diff import NothingCompared, diff_records
 from .records.results import to_json
 from .records.store import current_writer, load, record_label
 from .rungs import ladder
@@ -72,10 +72,13 @@ def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter
     results_dir = None if options.no_save else options.results_dir
     outcome = record_run(plan, devices, saved, results_dir, reporter, interrupts)
     record, code = outcome.record, outcome.code
-    diff = None
+    diff = nothing = None
     if baseline is not None and record.results:
-        diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
-        code = max(code, diff.exit_code)
+        try:
+            diff = diff_records(baseline.record, record, versions=(baseline.writer, current_writer()))
+            code = max(code, diff.exit_code)
+        except NothingCompared as exc:  # said after this run's own table and where it was saved
+            nothing = UserError(f"--baseline {baseline.path}: {exc}")
     if record.results or outcome.stop is None:
         if options.as_json:
             data = json.loads(to_json(record))
@@ -91,10 +94,11 @@ def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter
             reporter.note(f"plot written to {options.plot}")
         if after_show is not None:
             after_show(record)
-    return _closing(outcome, reporter, devices, code)
+    return _closing(outcome, reporter, devices, code, nothing)
 
 
-def _closing(outcome: Outcome, reporter: Reporter, devices: Devices, code: int) -> int:
+def _closing(outcome: Outcome, reporter: Reporter, devices: Devices, code: int,
+             nothing: UserError | None = None) -> int:
     record = outcome.record
     if outcome.save_error:
         raise UserError(str(outcome.save_error))
@@ -107,6 +111,8 @@ def _closing(outcome: Outcome, reporter: Reporter, devices: Devices, code: int) 
         reporter.alert(f"gemmbench: interrupted by {outcome.stop.name}"
                        + ("" if record.results else " before the first kernel finished: nothing saved"))
         return outcome.stop.exit_code
+    if nothing is not None:
+        raise nothing
     return code
 
 

@@ -39,6 +39,7 @@ class Precision:
     input_roundoff: float = 0.0  # unit roundoff of the products' inputs beyond FP32 (TF32: 2^-11)
     output_roundoff: float = 0.0  # unit roundoff of C's element type when narrower than FP32
     scale_floor: float = 0.0  # smallest normal of C's type where FP32's is not small enough to ignore
+    note: str = ""  # what a table's footnote says of the class's rows
 
     def tolerance(self, K: int) -> float:
         """Largest accepted error, on the |A|@|B| scale of each element.
@@ -76,16 +77,24 @@ class Precision:
 
 PRECISIONS: dict[str, Precision] = {p.name: p for p in (
     Precision("fp32", "FP32", "fp32"),
-    Precision("tf32", "TF32", "tf32", simt_peak=False, input_roundoff=TF32_ROUNDOFF),
+    Precision("tf32", "TF32", "tf32", simt_peak=False, input_roundoff=TF32_ROUNDOFF,
+              note="TF32 rows round inputs to 10 mantissa bits, are checked against a bound that adds "
+                   "16*2^-11/sqrt(K) for that rounding, and are compared with cuBLAS TF32"),
     # FP32 accuracy from TF32 tensor cores: held to the FP32 bound, compared with SGEMM
-    Precision("3xtf32", "3xTF32", "fp32"),
+    Precision("3xtf32", "3xTF32", "fp32",
+              note="3xTF32 rows must meet the FP32 bound and are compared with cuBLAS SGEMM"),
     # 16-bit A, B and C, FP32 accumulation and alpha/beta: what a framework's bf16/fp16 matmul computes
     Precision("bf16", "BF16", "bf16", inputs="bf16", output="bf16", simt_peak=False,
-              output_roundoff=BF16_ROUNDOFF),
+              output_roundoff=BF16_ROUNDOFF,
+              note="BF16 rows take A, B and C in bfloat16 (FP32 accumulation), are checked against the FP64 "
+                   "product of the rounded inputs with a bound that adds C's rounding (2*2^-8), and are "
+                   "compared with cuBLAS BF16"),
     # FP16's exponent range is narrow: an element whose scale is below the smallest normal is
     # rounded on a fixed grid, so its error is judged against that normal instead
     Precision("fp16", "FP16", "fp16", inputs="fp16", output="fp16", simt_peak=False,
-              output_roundoff=FP16_ROUNDOFF, scale_floor=FP16_SMALLEST_NORMAL),
+              output_roundoff=FP16_ROUNDOFF, scale_floor=FP16_SMALLEST_NORMAL,
+              note="FP16 rows likewise in half precision (C's rounding 2*2^-11, errors judged on at least "
+                   "FP16's smallest normal) and are compared with cuBLAS FP16"),
 )}
 
 

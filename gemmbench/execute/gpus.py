@@ -87,7 +87,9 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
     "error"; a worker that dies silently is reported as an "error"."""
     ctx = multiprocessing.get_context("spawn")
     inbox = ctx.Queue()
-    procs = {o.gpu: ctx.Process(target=worker, args=(o, inbox), name=f"gemmbench-gpu{o.gpu}", daemon=True)
+    # not daemonic: a worker starts a kernel file's own worker process, which a daemon may not;
+    # the finally below stops every worker however this ends
+    procs = {o.gpu: ctx.Process(target=worker, args=(o, inbox), name=f"gemmbench-gpu{o.gpu}")
              for o in orders}
     finished: set[int] = set()
     silent: dict[int, int] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..precision import PRECISIONS
 from ..records.results import KernelResult, RunRecord, percent_of_peak, sm_clock_mhz
 from ..spec import KernelSpec
 from .format import (BASELINE_NAME, csv_flags, doubtful, flag_letters, format_error, format_flags, format_number,
@@ -120,10 +121,10 @@ def footer_lines(record: RunRecord) -> list[str]:
     if record.device == "gpu":
         lines.append("% FP32 peak is of the peak at the SM clock each kernel ran at (its mean over the samples "
                      "where measured), so a throttled kernel is not blamed for the clock; SM MHz is that clock.")
-    if any(r.precision != "fp32" for r in record.results):
-        lines.append("Precision: TF32 rows round inputs to 10 mantissa bits, are checked against a bound that "
-                     "adds 16*2^-11/sqrt(K) for that rounding, and are compared with cuBLAS TF32; 3xTF32 rows must "
-                     "meet the FP32 bound and are compared with cuBLAS SGEMM; max rel err is |C - ref| over "
+    notes = [PRECISIONS[name].note for name in dict.fromkeys(r.precision for r in record.results)
+             if name in PRECISIONS and PRECISIONS[name].note]
+    if notes:
+        lines.append("Precision: " + "; ".join(notes) + "; max rel err is |C - ref| over "
                      "|alpha|*|A|@|B| + |beta|*|C0|.")
     shown = set()
     for r in record.results:
