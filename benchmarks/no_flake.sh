@@ -6,11 +6,13 @@
 # time as the machine has core pairs. GPU tests skip (CUDA_VISIBLE_DEVICES=""),
 # as on CI. Prints each run's closing line and a summary; exit 1 if any failed.
 #   bash benchmarks/no_flake.sh 10
+#   FIRST_PAIR=1 bash benchmarks/no_flake.sh 7     # leave cores 0-1 to other work
 set -u
 runs=${1:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/no-flake}; mkdir -p "$out"
-pairs=$(( $(nproc) / 2 )); [ "$pairs" -ge 1 ] || pairs=1
+first=${FIRST_PAIR:-0}
+pairs=$(( $(nproc) / 2 - first )); [ "$pairs" -ge 1 ] || pairs=1
 failed=0
 run_one() {  # $1: run number, $2: first core of its pair
     local n=$1 a=$2 b=$(( $2 + 1 )) dir=/tmp/no-flake-run-$1
@@ -28,7 +30,7 @@ n=1
 while [ "$n" -le "$runs" ]; do
     for slot in $(seq 0 $(( pairs - 1 ))); do
         [ "$n" -le "$runs" ] || break
-        run_one "$n" $(( 2 * slot )) &
+        run_one "$n" $(( 2 * (slot + first) )) &
         n=$(( n + 1 ))
     done
     wait
