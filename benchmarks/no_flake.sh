@@ -21,7 +21,7 @@ run_one() {  # $1: run number, $2: first core of its pair
     cp -r "$root/results" "$dir/results"
     taskset -c "$a,$b" python3 -c 'while True: pass' & local hog1=$!
     taskset -c "$a,$b" python3 -c 'while True: pass' & local hog2=$!
-    (cd "$dir" && CUDA_VISIBLE_DEVICES= GEMMBENCH_CACHE_DIR="$dir/.cache" PYTHONPATH="$dir" \
+    (cd "$dir" && CUDA_VISIBLE_DEVICES= GEMMBENCH_CACHE_DIR="$dir/.cache" PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}" \
         taskset -c "$a,$b" python3 -m pytest -q -p no:cacheprovider > "$out/run-$n.log" 2>&1)
     echo $? > "$out/run-$n.rc"
     kill "$hog1" "$hog2" 2>/dev/null; wait "$hog1" "$hog2" 2>/dev/null
