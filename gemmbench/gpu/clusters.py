@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 
-from .tensormap import TensorMapError, _error_name, _libcuda
+from .tensormap import TensorMapError, _error_name, _libcuda, loaded_function
 
 _MAX_DYNAMIC_SHARED_SIZE_BYTES = 8  # CUfunction_attribute
 
@@ -35,14 +35,8 @@ def max_active_clusters(cubin: bytes, entry: str, cluster: int, threads: int, sh
     query = getattr(lib, "cuOccupancyMaxActiveClusters", None)
     if query is None:
         raise TensorMapError("the CUDA driver lacks cuOccupancyMaxActiveClusters (needs CUDA 12)")
-    module, function = ctypes.c_void_p(), ctypes.c_void_p()
-    code = lib.cuModuleLoadData(ctypes.byref(module), ctypes.create_string_buffer(cubin))
-    if code != 0:
-        raise TensorMapError(f"cuModuleLoadData: {_error_name(lib, code)}")
-    try:
-        code = lib.cuModuleGetFunction(ctypes.byref(function), module, entry.encode())
-        if code == 0:
-            code = lib.cuFuncSetAttribute(function, _MAX_DYNAMIC_SHARED_SIZE_BYTES, ctypes.c_int(shared_bytes))
+    with loaded_function(lib, cubin, entry) as function:
+        code = lib.cuFuncSetAttribute(function, _MAX_DYNAMIC_SHARED_SIZE_BYTES, ctypes.c_int(shared_bytes))
         count = ctypes.c_int()
         if code == 0:
             config = _LaunchConfig(cluster, 1, 1, threads, 1, 1, shared_bytes, None, None, 0)
@@ -50,5 +44,3 @@ def max_active_clusters(cubin: bytes, entry: str, cluster: int, threads: int, sh
         if code != 0:
             raise TensorMapError(f"cuOccupancyMaxActiveClusters({entry}): {_error_name(lib, code)}")
         return count.value
-    finally:
-        lib.cuModuleUnload(module)

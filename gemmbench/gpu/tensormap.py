@@ -21,6 +21,7 @@ Three steps, each usable on its own:
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import struct
 from dataclasses import dataclass
@@ -216,14 +217,7 @@ def param_layout(cubin: bytes, entry: str, count: int) -> ParamLayout:
     get_info = getattr(lib, "cuFuncGetParamInfo", None)
     if get_info is None:
         raise TensorMapError("the CUDA driver lacks cuFuncGetParamInfo (needs a CUDA 12.4 or newer driver)")
-    module, function = ctypes.c_void_p(), ctypes.c_void_p()
-    code = lib.cuModuleLoadData(ctypes.byref(module), ctypes.create_string_buffer(cubin))
-    if code != 0:
-        raise TensorMapError(f"cuModuleLoadData: {_error_name(lib, code)}")
-    try:
-        code = lib.cuModuleGetFunction(ctypes.byref(function), module, entry.encode())
-        if code != 0:
-            raise TensorMapError(f"cuModuleGetFunction({entry}): {_error_name(lib, code)}")
+    with loaded_function(lib, cubin, entry) as function:
         get_count, n = getattr(lib, "cuFuncGetParamCount", None), ctypes.c_size_t()
         if get_count is not None and get_count(function, ctypes.byref(n)) == 0 and n.value != count:
             raise TensorMapError(f"{entry} has {n.value} parameters; the driver passes {count}")
@@ -235,5 +229,20 @@ def param_layout(cubin: bytes, entry: str, count: int) -> ParamLayout:
                 raise TensorMapError(f"cuFuncGetParamInfo({entry}, {index}): {_error_name(lib, code)}")
             slots.append((offset.value, size.value))
         return ParamLayout(tuple(slots))
+
+
+@contextlib.contextmanager
+def loaded_function(lib, cubin: bytes, entry: str):
+    """``entry`` of ``cubin`` in a module of its own, for a driver query
+    (needs a current CUDA context); the module is unloaded afterwards."""
+    module, function = ctypes.c_void_p(), ctypes.c_void_p()
+    code = lib.cuModuleLoadData(ctypes.byref(module), ctypes.create_string_buffer(cubin))
+    if code != 0:
+        raise TensorMapError(f"cuModuleLoadData: {_error_name(lib, code)}")
+    try:
+        code = lib.cuModuleGetFunction(ctypes.byref(function), module, entry.encode())
+        if code != 0:
+            raise TensorMapError(f"cuModuleGetFunction({entry}): {_error_name(lib, code)}")
+        yield function
     finally:
         lib.cuModuleUnload(module)
