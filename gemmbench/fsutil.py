@@ -48,6 +48,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Union
 
+import platformdirs
+
 from .errors import UserError
 
 # A temporary older than this is abandoned whoever wrote it (a pid may be reused).
@@ -436,7 +438,6 @@ def _cache_root() -> tuple[Path, str | None]:
     value = os.environ.get("GEMMBENCH_CACHE_DIR", "")
     if value:
         return Path(value), f"GEMMBENCH_CACHE_DIR={value}"
-    import platformdirs
     root = Path(platformdirs.user_cache_dir("gemmbench"))
     xdg = os.environ.get("XDG_CACHE_HOME", "")
     if xdg and root.is_relative_to(xdg):  # platformdirs honours it on Linux and the BSDs

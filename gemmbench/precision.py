@@ -119,7 +119,7 @@ def element_dtype(element: str):
     if element == "fp16":
         return np.dtype(np.float16)
     if element == "bf16":
-        import ml_dtypes
+        import ml_dtypes  # only the 16-bit classes need it: deferred until one is used
         return np.dtype(ml_dtypes.bfloat16)
     raise ValueError(f"unknown element type {element!r} (known: fp32, fp16, bf16)")
 

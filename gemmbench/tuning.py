@@ -29,11 +29,13 @@ import json
 import math
 import os
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
 from . import fsutil
 from .backend import Shape
+from .gpu.compile import cubin, expand_source
 from .spec import KernelSpec, Params
 
 CACHE_VERSION = 1
@@ -55,7 +57,6 @@ def shape_class(shape: Shape) -> str:
 def source_digest(spec: KernelSpec) -> str:
     """The text nvcc compiles for the rung (its file with everything it
     inlines), hashed: any edit of the kernel invalidates its tuned entries."""
-    from .gpu.compile import expand_source  # plain text work: no CUDA needed
     return hashlib.sha256(expand_source(spec).encode()).hexdigest()[:16]
 
 
@@ -81,8 +82,6 @@ def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], fo
     """nvcc for every candidate, ``jobs`` at a time (default: one per core),
     into the disk cache; yields (params, None) or (params, nvcc's first line)
     in the order given."""
-    from concurrent.futures import ThreadPoolExecutor
-    from .gpu.compile import cubin
 
     def build(params: dict) -> str | None:
         try:

@@ -16,7 +16,9 @@ import tempfile
 from pathlib import Path
 
 from .backend import Shape
+from .cpu.backend import core_count
 from .errors import UserError
+from .fsutil import check_target
 
 # The kernels' entry points take ``int M, N, K`` (the C and CUDA ladders and
 # cuBLAS alike) and round sizes up to whole tiles (at most 256) in int, so a
@@ -50,7 +52,6 @@ _ASCII_FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 def max_threads() -> int:
     """The most CPU threads a run may ask for: 4 per core here, at most 1024."""
-    from .cpu.backend import core_count
     return min(MAX_THREADS, 4 * core_count())
 
 
@@ -215,7 +216,7 @@ def check_output_dir(option: str, path: Path) -> None:
 
 def plot_formats() -> list[str]:
     """File extensions matplotlib can write here, without the dot."""
-    from matplotlib.backend_bases import FigureCanvasBase
+    from matplotlib.backend_bases import FigureCanvasBase  # matplotlib is optional (the plot extra): only --plot needs it
     return sorted(set(FigureCanvasBase.get_supported_filetypes()) - _PLOT_FORMATS_NEEDING_MORE)
 
 
@@ -223,7 +224,6 @@ def check_plot_path(path: Path, overwrite: bool, option: str = "--plot") -> None
     """A new (or, with --overwrite, replaceable) regular file of a format
     matplotlib writes, in an existing writable directory (fsutil.check_target)."""
     plot_format(path, option)
-    from .fsutil import check_target
     check_target(path, overwrite, option)
 
 

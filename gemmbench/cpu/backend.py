@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from threadpoolctl import ThreadpoolController, threadpool_info
 
 from ..backend import Budget, Gemm, Prepared, Problem, Shape, SkipKernel
 from ..spec import KernelSpec, Params
@@ -78,7 +79,6 @@ class _ThreadPools:
 
     def rescan(self) -> None:
         """Find the loaded pools again (a new library may have brought libgomp)."""
-        from threadpoolctl import ThreadpoolController
         self._controller = ThreadpoolController()
         self._applied = None
 
@@ -117,7 +117,6 @@ class CpuBackend:
     # ---- Backend ---------------------------------------------------------
 
     def environment(self) -> dict:
-        from threadpoolctl import threadpool_info
         blas = [p for p in threadpool_info() if p.get("user_api") == "blas"]
         env = {
             "device": "cpu",

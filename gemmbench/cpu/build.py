@@ -33,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import re
 import shlex
 import shutil
@@ -216,7 +217,6 @@ def _cpu_identity() -> str:
     try:
         info = Path("/proc/cpuinfo").read_text()
     except OSError:
-        import platform
         return platform.processor() or platform.machine()
     keep = [line for line in info.splitlines()[:40] if line.split(":")[0].strip() in ("model name", "flags", "Features")]
     return "\n".join(keep)

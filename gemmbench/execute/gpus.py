@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue as queue_module
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
 
@@ -215,7 +216,6 @@ def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
     the workers load from the disk cache instead of each compiling the same
     kernels at the same time. A kernel that does not compile is left to its
     worker, which reports it as a FAIL row."""
-    from concurrent.futures import ThreadPoolExecutor
     cc = gpu.info.compute_capability
     jobs = {}
     for e in entries:

@@ -36,24 +36,27 @@ exits.
 
 from __future__ import annotations
 
-import dataclasses
 import ctypes
+import dataclasses
 import hashlib
 import multiprocessing
 import os
-from multiprocessing import resource_tracker
 import secrets
 import sys
 import threading
 import time
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 
 from .. import fsutil, procs
 from ..backend import Budget, Problem, Shape
-from .local import Batch, Entry, expectations, run_entry
+from ..cpu.backend import CpuBackend
+from ..gpu.backend import GpuBackend
+from ..kernelfile import UserKernel
 from ..precision import precision as precision_class
 from ..records.results import KernelResult
-from ..kernelfile import UserKernel
+from ..tuning import TuningCache
+from .local import Batch, Entry, expectations, run_entry
 
 DEFAULT_CALL_SECONDS = 10.0
 START_SECONDS = 120.0  # spawn, imports, CUDA context, the FP64 reference
@@ -282,10 +285,7 @@ class _LimitedCall:
 
 def _backend(config: WorkerConfig):
     if config.device == "gpu":
-        from ..gpu.backend import GpuBackend
-        from ..tuning import TuningCache
         return GpuBackend(tuning=TuningCache() if config.use_tuning else None, ordinal=config.gpu)
-    from ..cpu.backend import CpuBackend
     return CpuBackend(threads=config.threads, max_call_seconds=config.call_seconds)
 
 

@@ -11,7 +11,17 @@ from pathlib import Path
 
 from ..backend import Shape
 from ..errors import UserError
+from ..fsutil import check_target, place, write_new
+from ..output.plot import require_matplotlib
 from ..spec import KernelSpec
+from ..validate import check_plot_path
+from . import report
+from .asm import build_listing, loop_mix, main_function, parse_arch, parse_listing
+from .gpu import NotInspected, inspect_occupancy, load_shape, open_backend, prepare
+from .occupancy import Occupancy
+from .profile import (export_csv, find_ncu, parse_raw_csv, profile_command, run_profile, stall_reasons,
+                      summary)
+from .roofline import plot_roofline, point_for, roof_from_profile
 
 
 def _what(spec: KernelSpec) -> str:
@@ -24,9 +34,6 @@ def _what(spec: KernelSpec) -> str:
 # --------------------------------------------------------------------------
 
 def info(specs: list[KernelSpec], shape: Shape, as_json: bool, gpu: int = 0) -> int:
-    from . import report
-    from .gpu import inspect_occupancy, load_shape, open_backend
-    from .occupancy import Occupancy
     backend = open_backend("info", gpu)
     load_shape(backend, shape)
     rows = inspect_occupancy(backend, specs, shape)
@@ -46,12 +53,10 @@ def info(specs: list[KernelSpec], shape: Shape, as_json: bool, gpu: int = 0) -> 
 
 def _target(spec: KernelSpec, shape: Shape, arch: str | None, gpu: int = 0):
     """(record that is built, compute capability, params, where they come from)."""
-    from .asm import parse_arch
     if arch is not None:  # static: no GPU needed, the record's defaults
         cc = parse_arch(arch)
         run_spec = spec.for_device(cc)
         return run_spec, cc, dict(run_spec.params), "record defaults"
-    from .gpu import NotInspected, load_shape, open_backend, prepare
     try:
         backend = open_backend("asm", gpu)
     except UserError as exc:
@@ -68,9 +73,6 @@ def asm(spec: KernelSpec, shape: Shape, kind: str, arch: str | None, output: Pat
     """``output`` (-o) is checked before anything is built and written
     through fsutil.write_new: a new regular file in an existing directory,
     an existing one replaced only with ``overwrite``."""
-    from ..fsutil import check_target, write_new
-    from . import report
-    from .asm import build_listing, loop_mix, main_function, parse_listing
     if spec.is_baseline:
         raise UserError(f"rung {spec.id} ({spec.name}) is a library kernel: it has no source to show")
     if output is not None:
@@ -98,14 +100,8 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
     created: the user named it), its CSV beside it and the --plot are checked
     before ncu runs and written through fsutil (regular files only, replaced
     only with ``overwrite``; --export's directory must exist)."""
-    from ..fsutil import check_target, place, write_new
-    from ..validate import check_plot_path
-    from . import report
-    from .profile import (export_csv, find_ncu, parse_raw_csv, profile_command, run_profile, stall_reasons,
-                          summary)
     ncu = find_ncu()
     if plot is not None:
-        from ..output.plot import require_matplotlib
         require_matplotlib()
         check_plot_path(plot, overwrite)
     stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -153,8 +149,6 @@ def profile(spec: KernelSpec, shape: Shape, plot: Path | None, export: Path | No
 
 
 def _plot(kernels, run: dict, spec: KernelSpec, shape: Shape, plot: Path, overwrite: bool = False) -> None:
-    from . import report
-    from .roofline import plot_roofline, point_for, roof_from_profile
     main = next((k for k in kernels if k.name == run.get("entry", "sgemm")), kernels[-1])
     roof = roof_from_profile(main)
     if roof is None:

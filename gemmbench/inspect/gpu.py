@@ -8,22 +8,24 @@ from dataclasses import dataclass
 
 from ..backend import Prepared, Problem, Shape, SkipKernel
 from ..errors import UserError
+from ..gpu.backend import GpuBackend, ShapeTooLarge
+from ..gpu.compile import cubin as compiled_cubin
+from ..gpu.device import GpuUnavailable
 from ..spec import KernelSpec
+from ..tuning import TuningCache
+from .cudriver import DriverError
+from .occupancy import SmLimits, occupancy
 
 
 def open_backend(command: str, ordinal: int = 0):
     """GpuBackend on GPU ``ordinal`` with the tuning cache, or a one-line error."""
-    from ..gpu.device import GpuUnavailable
     try:
-        from ..gpu.backend import GpuBackend
-        from ..tuning import TuningCache
         return GpuBackend(tuning=TuningCache(), ordinal=ordinal)
     except GpuUnavailable as exc:
         raise UserError(f"{command} needs a GPU: {exc}")
 
 
 def load_shape(backend, shape: Shape, seed: int = 0) -> None:
-    from ..gpu.backend import ShapeTooLarge
     try:
         backend.check_fits(shape)
     except ShapeTooLarge as exc:
@@ -50,9 +52,6 @@ def prepare(backend, spec: KernelSpec, shape: Shape) -> Prepared | NotInspected:
 
 def inspect_occupancy(backend, specs: list[KernelSpec], shape: Shape) -> list:
     """Occupancy of each spec at the shape (loaded on the backend), or NotInspected."""
-    from ..gpu.compile import cubin as compiled_cubin
-    from .cudriver import DriverError
-    from .occupancy import SmLimits, occupancy
     sm = SmLimits.from_driver()
     cc = backend.info.compute_capability
     rows = []

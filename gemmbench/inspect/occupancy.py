@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from ..gpu.drivers import launched_grid
+from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import Dim3, KernelSpec, Params, ceil_div
+from . import cudriver as d
+from .cudriver import FUNC_LOCAL_SIZE_BYTES, FUNC_NUM_REGS, FUNC_SHARED_SIZE_BYTES, LoadedFunction
 
 
 def _round_up(value: int, unit: int) -> int:
@@ -39,7 +43,6 @@ class SmLimits:
 
     @classmethod
     def from_driver(cls) -> "SmLimits":
-        from . import cudriver as d
         return cls(sm_count=d.device_attribute(d.DEV_MULTIPROCESSOR_COUNT),
                    max_threads=d.device_attribute(d.DEV_MAX_THREADS_PER_MULTIPROCESSOR),
                    max_blocks=d.device_attribute(d.DEV_MAX_BLOCKS_PER_MULTIPROCESSOR),
@@ -152,9 +155,6 @@ def occupancy(spec: KernelSpec, params: Params, params_source: str, M: int, N: i
               cubin: bytes, sm: SmLimits) -> Occupancy:
     """Load the cubin's entry kernel and ask the driver. ``spec`` is the record
     that runs on this device (``Prepared.spec``), ``params`` what it runs with."""
-    from .cudriver import (FUNC_LOCAL_SIZE_BYTES, FUNC_NUM_REGS, FUNC_SHARED_SIZE_BYTES, LoadedFunction)
-    from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
-    from ..gpu.drivers import launched_grid
     block, grid = spec.block(params), launched_grid(spec.grid(M, N, K, params), params, sm.sm_count)
     dynamic = spec.shared_bytes(params)
     threads = block[0] * block[1] * block[2]

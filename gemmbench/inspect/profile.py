@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from .. import procs
 from ..errors import UserError
 from .asm import find_tool
+from .target import MARKER
 
 NCU_HINT = "install Nsight Compute (it comes with the CUDA toolkit) and put ncu on PATH"
 PERMISSION_HINT = ("ncu may not read the GPU's performance counters (ERR_NVGPUCTRPERM): run as root, or load "
@@ -84,7 +85,6 @@ def _ncu(cmd: list[str], seconds: float, env: dict | None = None) -> procs.Compl
 
 def run_profile(cmd: list[str]) -> list[dict]:
     """Run ncu over the target; the target's per-rung lines (JSON)."""
-    from .target import MARKER
     done = _ncu(cmd, PROFILE_SECONDS, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     output = done.stdout + done.stderr
     reason = ncu_failure(output, done.returncode)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..output.rows import Column, text_column
 from ..output.table import fit_table, left_out_line
 from ..output.text import make_console, prose
-from .asm import LoopMix
+from .asm import LoopMix, is_math
 from .gpu import NotInspected
 from .occupancy import Occupancy
 
@@ -67,7 +67,6 @@ def show_info(rows: list, shape, gpu_name: str) -> None:
 
 def show_mix(mix: LoopMix, top: int = 16) -> None:
     """The most frequent instructions of the main loop, and every math instruction."""
-    from .asm import is_math
     loop = mix.loop
     where = (f"main loop: instructions {loop.start}..{loop.end} of {mix.total_instructions} "
              f"({loop.length} in the body)" if loop else

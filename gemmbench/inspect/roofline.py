@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..fsutil import write_new
+from ..validate import plot_format
 from .profile import KernelProfile, dram_bytes
 
 _FP32_OPS = (("ffma", 2), ("fadd", 1), ("fmul", 1))  # FLOPs per thread instruction
@@ -114,7 +116,7 @@ def point_for(kernel: KernelProfile, label: str) -> Point | None:
 def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str, overwrite: bool = False,
                   option: str = "--plot") -> None:
     """The roofline into ``path``, through gemmbench's one writer (fsutil.write_new)."""
-    import matplotlib
+    import matplotlib  # optional (the plot extra): only profile --plot needs it
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -152,8 +154,6 @@ def plot_roofline(roof: Roof, points: list[Point], path: Path, title: str, overw
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    from ..fsutil import write_new
-    from ..validate import plot_format
     try:
         write_new(path, lambda f: fig.savefig(f, format=plot_format(path, option), dpi=120), overwrite, option)
     finally:

@@ -16,6 +16,7 @@ import sys
 
 from ..backend import Shape, SkipKernel
 from ..errors import UserError
+from ..kernelfile import load, parse_overrides
 from ..rungs import get_spec
 from .gpu import load_shape, open_backend
 
@@ -45,7 +46,6 @@ def main(argv: list[str] | None = None) -> int:
         load_shape(backend, shape)
         specs = [get_spec("gpu", i) for i in args.kernel]
         if args.kernel_file:
-            from ..kernelfile import load, parse_overrides
             specs.append(load(args.kernel_file, 0, parse_overrides(args.param)).spec)
     except (UserError, KeyError) as exc:
         print(f"gemmbench: error: {exc.args[0]}", file=sys.stderr)

@@ -13,8 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import UserError
-from .report import BASELINE_NAME, kernel_label
+from ..fsutil import write_new
 from ..records.results import RunRecord
+from ..validate import check_plot_path, plot_format
+from .report import BASELINE_NAME, kernel_label
 
 MARKERS = "osD^P*Xph<>d"  # not "v" or "x": those mark skipped and failed sizes
 BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))
@@ -23,7 +25,7 @@ BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))
 def require_matplotlib() -> None:
     """Before a command runs: --plot without matplotlib is the user's one-line error."""
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib  # noqa: F401  (optional: the plot extra)
     except ImportError:
         raise UserError("--plot needs matplotlib: pip install 'gemmbench[plot]'") from None
 
@@ -37,9 +39,7 @@ def plot_sweep(record: RunRecord, path: Path, overwrite: bool = False, option: s
     matplotlib writes, a new regular file (or, with ``overwrite``, an
     existing one replaced) in an existing directory; UserError (one line)
     otherwise, checked before drawing and again when the file is written."""
-    import matplotlib.pyplot as plt
-    from ..fsutil import write_new
-    from ..validate import check_plot_path, plot_format
+    import matplotlib.pyplot as plt  # optional (the plot extra): imported only to draw
     check_plot_path(path, overwrite, option)
     fig = sweep_figure(record)
     try:
@@ -50,7 +50,7 @@ def plot_sweep(record: RunRecord, path: Path, overwrite: bool = False, option: s
 
 def sweep_figure(record: RunRecord):
     """The figure (matplotlib's Agg backend: files only, no display needed)."""
-    import matplotlib
+    import matplotlib  # optional (the plot extra): imported only to draw
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
