@@ -35,7 +35,7 @@ from typing import Iterator
 
 from . import fsutil
 from .backend import Shape
-from .gpu.compile import cubin, expand_source
+from .gpu import compile as kernels
 from .spec import KernelSpec, Params
 
 CACHE_VERSION = 1
@@ -57,7 +57,7 @@ def shape_class(shape: Shape) -> str:
 def source_digest(spec: KernelSpec) -> str:
     """The text nvcc compiles for the rung (its file with everything it
     inlines), hashed: any edit of the kernel invalidates its tuned entries."""
-    return hashlib.sha256(expand_source(spec).encode()).hexdigest()[:16]
+    return hashlib.sha256(kernels.expand_source(spec).encode()).hexdigest()[:16]
 
 
 def candidates(spec: KernelSpec, limit: int | None = None, seed: int = 0) -> tuple[list[dict], int]:
@@ -85,7 +85,7 @@ def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], fo
 
     def build(params: dict) -> str | None:
         try:
-            cubin(spec, compute_capability, params)
+            kernels.cubin(spec, compute_capability, params)
             return None
         except Exception as exc:  # pycuda's CompileError carries nvcc's output
             text = str(exc).strip()

@@ -464,7 +464,8 @@ def test_hanging_kernel_with_a_child_times_out_and_both_are_killed(tmp_path, cap
 
 def _gemmbench(marker_value, *args):
     """gemmbench in a process of its own (the kernel kills it), bounded."""
-    env = {**os.environ, MARK: marker_value, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, MARK: marker_value,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     return subprocess.run([sys.executable, "-m", "gemmbench", *map(str, args)], capture_output=True, text=True,
                           env=env, timeout=300, cwd=ROOT, stdin=subprocess.DEVNULL)
 
