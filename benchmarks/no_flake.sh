@@ -7,7 +7,9 @@
 # as on CI. Prints each run's closing line and a summary; exit 1 if any failed.
 #   bash benchmarks/no_flake.sh 10
 #   FIRST_PAIR=1 bash benchmarks/no_flake.sh 7     # leave cores 0-1 to other work
+#   PYTHON=.venv/bin/python bash benchmarks/no_flake.sh 3   # the interpreter of a venv
 set -u
+python=${PYTHON:-python3}
 runs=${1:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-/tmp/no-flake}; mkdir -p "$out"
@@ -19,10 +21,10 @@ run_one() {  # $1: run number, $2: first core of its pair
     rm -rf "$dir"; mkdir -p "$dir"
     (cd "$root" && tar --exclude=.git --exclude=.device --exclude='.wt-*' --exclude=results -cf - . ) | tar -C "$dir" -xf -
     cp -r "$root/results" "$dir/results"
-    taskset -c "$a,$b" python3 -c 'while True: pass' & local hog1=$!
-    taskset -c "$a,$b" python3 -c 'while True: pass' & local hog2=$!
+    taskset -c "$a,$b" "$python" -c 'while True: pass' & local hog1=$!
+    taskset -c "$a,$b" "$python" -c 'while True: pass' & local hog2=$!
     (cd "$dir" && CUDA_VISIBLE_DEVICES= GEMMBENCH_CACHE_DIR="$dir/.cache" PYTHONPATH="$dir${PYTHONPATH:+:$PYTHONPATH}" \
-        taskset -c "$a,$b" python3 -m pytest -q -p no:cacheprovider > "$out/run-$n.log" 2>&1)
+        taskset -c "$a,$b" "$python" -m pytest -q -p no:cacheprovider > "$out/run-$n.log" 2>&1)
     echo $? > "$out/run-$n.rc"
     kill "$hog1" "$hog2" 2>/dev/null; wait "$hog1" "$hog2" 2>/dev/null
 }
