@@ -24,8 +24,8 @@ from ..gpu import compile as kernels
 from ..gpu.backend import GpuBackend, ShapeTooLarge
 from ..gpu.device import GpuUnavailable
 from ..kernelfile import KernelFileError, check_shapes, compile_summary, load
-from ..output.runs import identity_line
 from ..plan import Plan, Row
+from ..records.results import identity_line
 from ..rungs import ladder
 from ..tuning import TuningCache
 from .isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig

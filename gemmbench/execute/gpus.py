@@ -22,9 +22,8 @@ from typing import Callable, Sequence, TypeVar
 
 from ..gpu.compile import cubin
 from ..gpu.nvml import gpu_state, sm_clock_now
-from ..output.runs import identity_line
 from ..plan import Plan, Row
-from ..records.results import KernelResult
+from ..records.results import KernelResult, identity_line
 from .devices import Devices
 from .local import Batch, run_plan
 

@@ -25,13 +25,6 @@ from .table import fit_table, left_out_line, split_tables
 _VERDICT_STYLE = {"slower": "red", "failed": "red", "faster": "green", "noisy": "yellow"}
 
 
-def identity_line(gpu: dict) -> str:
-    """How a header names one GPU: index, name, UUID and PCI bus id."""
-    mask = gpu.get("cuda_visible_devices")
-    return (f"GPU {gpu.get('index')}: {gpu.get('name')}, UUID {gpu.get('uuid') or 'unknown (no NVML)'}, "
-            f"PCI {gpu.get('pci_bus_id')}" + (f" (CUDA_VISIBLE_DEVICES={mask})" if mask is not None else ""))
-
-
 def show_record(reporter: Reporter, record: RunRecord) -> None:
     """The tables a command prints, by the record's command."""
     opts = record.options

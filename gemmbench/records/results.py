@@ -287,3 +287,10 @@ def git_commit() -> str | None:
         return commit + ("+dirty" if git("diff", "--quiet", "HEAD", "--").returncode == 1 else "")
     except UserError:  # git missing, hung, killed, or its limit set wrong: the record goes without
         return None
+
+
+def identity_line(gpu: dict) -> str:
+    """How a record's notes (and a table's header) name one GPU: index, name, UUID and PCI bus id."""
+    mask = gpu.get("cuda_visible_devices")
+    return (f"GPU {gpu.get('index')}: {gpu.get('name')}, UUID {gpu.get('uuid') or 'unknown (no NVML)'}, "
+            f"PCI {gpu.get('pci_bus_id')}" + (f" (CUDA_VISIBLE_DEVICES={mask})" if mask is not None else ""))
