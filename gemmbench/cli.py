@@ -23,8 +23,8 @@ from .execute.interrupts import Interrupted, Interrupts, interrupted_cause
 from .gpu import device as gpu_device
 from .inspect import commands as instruments
 from .kernelfile import KernelFileError, load as load_kernel_file, parse_overrides
-from .cli_options import (POSITIVE, RUNG_ID, THREADS, DirectoryPath, baseline_option, common_options, gpu_option,
-                          gpus_option, kernel_file_options, precision_option, shape_options)
+from .cli_options import (POSITIVE, RUNG_ID, THREADS, DirectoryPath, benchmark_options, gpu_option, precision_option,
+                          shape_options)
 from .options import RunOptions
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
@@ -65,11 +65,7 @@ def cli(ctx):
 
 @cli.command()
 @click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, multiple=True, help="Rung id (one; 0 = the library baseline).")
-@shape_options
-@kernel_file_options
-@common_options
-@gpu_option
-@baseline_option
+@benchmark_options(gpus=False)
 def run(kernel_id, **given):
     """One rung (or kernel file) at one shape, beside the library baseline."""
     if len(kernel_id) > 1:
@@ -82,12 +78,7 @@ def run(kernel_id, **given):
 @click.option("--all", "all_rungs", is_flag=True, help="Every rung of the ladder.")
 @precision_option
 @click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True, help="Rung ids to compare (repeatable).")
-@shape_options
-@kernel_file_options
-@common_options
-@gpu_option
-@gpus_option
-@baseline_option
+@benchmark_options()
 def compare(kernel_ids, **given):
     """Rungs side by side at one shape, with cuBLAS and OpenBLAS."""
     return commands.benchmark(_options("compare", kernels=kernel_ids, **given), _interrupts())
@@ -102,12 +93,7 @@ def compare(kernel_ids, **given):
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
 @precision_option
-@shape_options
-@kernel_file_options
-@common_options
-@gpu_option
-@gpus_option
-@baseline_option
+@benchmark_options()
 def sizes(kernel_ids, **given):
     """A size sweep: GFLOP/s of each kernel at each size."""
     return commands.benchmark(_options("sizes", kernels=kernel_ids, **given), _interrupts())
@@ -121,11 +107,7 @@ def sizes(kernel_ids, **given):
               help="How many of the best configurations to show.")
 @click.option("--jobs", type=THREADS, default=None,
               help="Parallel nvcc processes (default: one per core; at most 4 per core).")
-@shape_options
-@kernel_file_options
-@common_options
-@gpu_option
-@gpus_option
+@benchmark_options(baseline=False)
 def tune(kernel_id, **given):
     """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
     options = _options("tune", kernels=kernel_id, **given)

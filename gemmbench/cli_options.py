@@ -159,3 +159,15 @@ def baseline_option(f):
 def precision_option(f):
     return click.option("--precision", "precisions", multiple=True, type=click.Choice(list(PRECISIONS)),
                         help="Only rungs of this precision class (repeatable).")(f)
+
+
+def benchmark_options(gpus: bool = True, baseline: bool = True):
+    """The options every benchmark command takes: the shape, kernel files, the
+    common ones and the GPU; several GPUs and a baseline record where the
+    command takes them."""
+    def apply(f):
+        for option in reversed([shape_options, kernel_file_options, common_options, gpu_option,
+                                *([gpus_option] if gpus else []), *([baseline_option] if baseline else [])]):
+            f = option(f)
+        return f
+    return apply
