@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from . import validate
 from .errors import UserError
@@ -38,13 +37,6 @@ def reporter_for(options: RunOptions) -> Reporter:
     return Reporter(options.fmt, quiet=options.as_json and not options.verbose)
 
 
-def _load_baseline(path: Path | None):
-    """The --baseline record, validated before anything runs."""
-    if path is None:
-        return None
-    return load(path)
-
-
 def _check_plot(options: RunOptions) -> None:
     if options.plot is None:
         return
@@ -56,7 +48,7 @@ def benchmark(options: RunOptions, interrupts: Interrupts | None = None, reporte
     """run, compare and sizes: plan, measure, print, save; the exit code."""
     reporter = reporter or reporter_for(options)
     _check_plot(options)
-    baseline = _load_baseline(options.baseline)
+    baseline = load(options.baseline) if options.baseline else None  # validated before anything runs
     plan = build_plan(options)
     devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
     return finish(options, plan, devices, reporter, interrupts, baseline)
