@@ -96,7 +96,7 @@ class RunOptions:
 
     def __post_init__(self):
         object.__setattr__(self, "results_dir", Path(self.results_dir))
-        for name in ("kernels", "precisions", "kernel_files", "params"):
+        for name in ("kernels", "precisions", "params"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "kernel_files", tuple(str(f) for f in self.kernel_files))
         self._check()
@@ -160,9 +160,6 @@ class RunOptions:
     def use_tuning(self) -> bool:
         """Whether stored tuned parameters are used (never while tuning)."""
         return not self.no_tune_cache and self.command != "tune"
-
-    def replace(self, **changes) -> "RunOptions":
-        return dataclasses.replace(self, **changes)
 
     def saved(self) -> dict:
         """The options as a record keeps them (JSON-safe; paths as text; the

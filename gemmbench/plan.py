@@ -29,9 +29,6 @@ from .spec import KernelSpec
 from .sweep import parse_sweep, sweep_shapes
 from .validate import parse_int
 
-SPREADS = ("same", "shapes", "candidates")
-
-
 @dataclass(frozen=True)
 class Row:
     """One kernel of the plan. ``kernel_id`` 0 is a library row, > 0 a rung,
@@ -88,10 +85,6 @@ class Plan:
     @property
     def steps(self) -> int:
         return len(self.rows) * len(self.shapes)
-
-    @property
-    def kernel_files(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r.kernel_file for r in self.rows if r.kernel_file))
 
     @property
     def tuned_row(self) -> Row:

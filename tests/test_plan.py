@@ -127,4 +127,4 @@ def test_a_kernel_file_row_carries_its_path():
     assert plan.device == "cpu"  # a .c file names its device
     users = [r for r in plan.rows if r.kernel_file]
     assert users and all(r.kernel_id == -1 and r.kernel_file == EXAMPLE_C for r in users)
-    assert plan.overrides == (("KB", 64),) and plan.kernel_files == (EXAMPLE_C,)
+    assert plan.overrides == (("KB", 64),) and {r.kernel_file for r in plan.rows if r.kernel_file} == {EXAMPLE_C}
