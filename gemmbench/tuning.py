@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
 
-from . import fsutil
+from . import fsutil, procs
 from .backend import Shape
 from .gpu import compile as kernels
 from .spec import KernelSpec, Params
@@ -87,9 +87,10 @@ def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], fo
         try:
             kernels.cubin(spec, compute_capability, params)
             return None
-        except Exception as exc:  # pycuda's CompileError carries nvcc's output
-            text = str(exc).strip()
-            return text.splitlines()[0] if text else type(exc).__name__
+        except kernels.CompileError as exc:
+            return str(exc)
+        except (procs.ToolTimedOut, procs.ToolKilled, procs.ToolOutputTooLarge) as exc:
+            return f"nvcc {exc.problem}"  # this candidate's build; nvcc missing stops the tune instead
 
     with ThreadPoolExecutor(jobs or os.cpu_count() or 1) as pool:
         yield from zip(found, pool.map(build, found))

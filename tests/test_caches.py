@@ -464,7 +464,7 @@ def test_no_test_here_touches_the_real_cache(cache):
 
 
 def test_every_cache_lives_in_the_one_cache_directory(cache):
-    assert gpu_compile.cache_dir() == str(cache / "cubin")
+    assert gpu_compile.cache_dir() == cache / "cubin"
     assert build.library_path(RUNG1).parent == cache / "so"
     assert TuningCache().path == cache / "tuning.json"
 

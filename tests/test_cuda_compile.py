@@ -1,6 +1,7 @@
 """Every CUDA rung compiles with nvcc, for compute capability 8.0 and 9.0, from
-exactly the text, options and target that the tool hands to pycuda's
-SourceModule (sm_90a for the wgmma rungs on 9.0, their fallback on 8.0)."""
+exactly the text, options, target and command line the tool builds its cubins
+with (sm_90a for the wgmma rungs on 9.0, their fallback on 8.0); and the
+cubin cache builds each image once."""
 
 import re
 import shutil
@@ -8,8 +9,9 @@ import subprocess
 
 import pytest
 
-from gemmbench.gpu.compile import expand_source, nvcc_options, target_for
-from gemmbench.rungs import GPU_LADDER
+from gemmbench.gpu import compile as gpu_compile
+from gemmbench.gpu.compile import build_command, expand_source, nvcc_options, target_for
+from gemmbench.rungs import GPU_LADDER, get_spec
 
 NVCC = shutil.which("nvcc")
 RUNGS = [spec for spec in GPU_LADDER if not spec.is_baseline]
@@ -23,13 +25,29 @@ def test_rung_compiles(spec, cc, tmp_path):
     arch, code = target_for(spec, cc)
     src = tmp_path / "kernel.cu"
     src.write_text(expand_source(spec))
-    cmd = [NVCC, "-cubin", "-arch", arch, *(["-code", code] if code else []), *nvcc_options(spec),
-           "-Xptxas", "-warn-spills", "-o", str(tmp_path / "kernel.cubin"), str(src)]
+    cmd = build_command(NVCC, (*nvcc_options(spec), "-Xptxas", "-warn-spills"), arch, code,
+                        str(src), str(tmp_path / "kernel.cubin"))
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "spill" not in done.stderr.lower(), done.stderr  # a spilling rung is a slow rung
-    assert "warning" not in done.stderr, done.stderr  # pycuda would print it to every user
-    assert "#include" not in src.read_text()  # else pycuda preprocesses on every cached load
+    assert "warning" not in done.stderr, done.stderr
+    assert "#include" not in src.read_text()  # every local header is inlined (one text, one cache key)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+def test_a_cubin_is_built_once_then_read_from_the_cache(monkeypatch):
+    spec = get_spec("gpu", 2)
+    image = gpu_compile.cubin(spec, (9, 0))
+    assert image[:4] == b"\x7fELF"
+
+    def no_nvcc(cmd, **kwargs):
+        raise AssertionError(f"nvcc ran: {cmd}")
+    monkeypatch.setattr(gpu_compile.procs, "run", no_nvcc)
+    assert gpu_compile.cubin(spec, (9, 0)) == image
+    with pytest.raises(AssertionError, match="nvcc ran"):  # another target is another build
+        gpu_compile.cubin(spec, (8, 0))
+    with pytest.raises(AssertionError, match="nvcc ran"):  # and so are other parameters
+        gpu_compile.cubin(spec, (9, 0), {**spec.params, "BLOCK": 16})
 
 
 @pytest.mark.parametrize("spec", RUNGS + [s.fallback for s in RUNGS if s.fallback], ids=lambda s: f"rung{s.id}")

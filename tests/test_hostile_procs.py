@@ -20,10 +20,13 @@ from pathlib import Path
 import pytest
 
 from gemmbench import cli, procs
+from gemmbench import tuning
 from gemmbench.cpu import build
+from gemmbench.gpu import compile as gpu_compile
 from gemmbench.errors import UserError
 from gemmbench.inspect import asm
 from gemmbench.records import results
+from gemmbench.rungs import get_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST = ["--warmup", "0", "--min-samples", "1", "--max-samples", "3", "--budget", "0"]
@@ -340,6 +343,52 @@ def test_hanging_asm_tool_is_one_line(tool, tmp_path, monkeypatch, capsys, marke
     monkeypatch.setenv(procs.limit_variable(tool), "1")
     code, out, err = run_cli(capsys, "asm", "-i", "3", "--arch", "sm_80")
     assert_one_line_error(code, err, f"{tool} timed out after 1 s")
+
+
+# the nvcc that builds the GPU ladder's cubins (no GPU needed to build)
+@pytest.fixture
+def fake_nvcc(tmp_path, monkeypatch):
+    """Put a fake nvcc first on PATH; returns a function that writes its body."""
+    folder = tmp_path / "bin"
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    return lambda body: script(folder, "nvcc", body)
+
+
+@pytest.mark.parametrize("behaviour", ["hangs", "killed"])
+def test_nvcc_that_misbehaves_on_a_rung_build_is_one_line(behaviour, fake_nvcc, monkeypatch, marker):
+    fake_nvcc(BEHAVIOURS[behaviour])
+    monkeypatch.setenv("GEMMBENCH_NVCC_TIMEOUT", "1")
+    with pytest.raises(procs.ToolError) as caught:
+        gpu_compile.cubin(get_spec("gpu", 3), (9, 0))
+    message = str(caught.value)
+    assert one_line(message) and message.startswith("nvcc ")
+    assert ("timed out after 1 s" if behaviour == "hangs" else "killed by SIGSEGV") in message
+
+
+def test_nvcc_refusing_a_source_is_a_compile_error_with_its_output(fake_nvcc, marker):
+    fake_nvcc('echo "kernel.cu(3): warning: unused" >&2\n'
+              'echo "kernel.cu(7): error: identifier x_ is undefined" >&2; exit 2')
+    with pytest.raises(gpu_compile.CompileError) as caught:
+        gpu_compile.cubin(get_spec("gpu", 3), (9, 0))
+    assert str(caught.value) == "nvcc failed: kernel.cu(7): error: identifier x_ is undefined"
+    assert "warning: unused" in caught.value.stderr
+
+
+def test_a_tune_candidate_whose_nvcc_hangs_is_not_compiled_and_the_rest_go_on(fake_nvcc, monkeypatch, marker):
+    fake_nvcc('case "$*" in *BM=64*)\n' + HANGS + '\n;; esac\n'
+              'while [ "$1" != "-o" ]; do shift; done; echo cubin > "$2"')
+    monkeypatch.setenv("GEMMBENCH_NVCC_TIMEOUT", "1")
+    spec = get_spec("gpu", 6)
+    found = [{**spec.params, "BM": 64}, {**spec.params, "BM": 128}]
+    outcome = dict((p["BM"], why) for p, why in tuning.compile_candidates(spec, (9, 0), found, jobs=2))
+    assert outcome[128] is None and outcome[64].startswith("nvcc timed out after 1 s")
+
+
+def test_no_nvcc_stops_a_tune_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    spec = get_spec("gpu", 6)
+    with pytest.raises(UserError, match="^nvcc is not on PATH"):
+        list(tuning.compile_candidates(spec, (9, 0), [dict(spec.params)]))
 
 
 def test_hanging_ncu_is_one_line(tmp_path, monkeypatch, capsys, marker):

@@ -83,8 +83,8 @@ def test_compile_candidates_keeps_order_and_reports_nvcc_errors(monkeypatch):
 
     def fake(spec, cc, params):
         if params["BK"] == 32:
-            raise RuntimeError("nvcc: too many resources\nmore detail")
+            raise compile.CompileError("nvcc failed: too many resources", "nvcc failed: too many resources\nmore detail")
     monkeypatch.setattr(compile, "cubin", fake)
     found = [{"BK": 8}, {"BK": 32}, {"BK": 16}]
     assert list(compile_candidates(RUNG9, (9, 0), found, jobs=2)) == [
-        ({"BK": 8}, None), ({"BK": 32}, "nvcc: too many resources"), ({"BK": 16}, None)]
+        ({"BK": 8}, None), ({"BK": 32}, "nvcc failed: too many resources"), ({"BK": 16}, None)]

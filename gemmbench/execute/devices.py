@@ -87,10 +87,11 @@ class Devices:
                 kernels.load_module(spec, cc).get_function(spec.entry)
             except ValueError as exc:  # an #include left after inlining
                 raise KernelFileError(f"{kernel.given}: {exc}") from None
+            except kernels.CompileError as exc:
+                raise KernelFileError(compile_summary(kernel.given, exc.stderr), exc.stderr) from None
+            except UserError:  # nvcc missing, timed out or killed: said in one line already
+                raise
             except Exception as exc:
-                output = getattr(exc, "stderr", None) or str(exc)
-                if type(exc).__name__ == "CompileError":
-                    raise KernelFileError(compile_summary(kernel.given, output), output) from None
                 raise KernelFileError(f"{kernel.given}: no kernel '{spec.entry}' after compiling ({exc}); declare it "
                                       f'extern "C" __global__ void {spec.entry}(int M, int N, int K, ...)') from None
             return

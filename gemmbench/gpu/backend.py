@@ -121,7 +121,7 @@ class GpuBackend:
         reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
-        self._log(f"SourceModule {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
+        self._log(f"nvcc -cubin {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
                   f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
         module = kernels.load_module(run_spec, cc, p)
         gemm = drivers.build(drivers.LaunchContext(

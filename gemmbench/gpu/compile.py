@@ -1,4 +1,13 @@
-"""CUDA source -> loaded module, through pycuda's SourceModule, cached.
+"""CUDA source -> cubin (nvcc, cached on disk) -> loaded module (pycuda).
+
+nvcc runs here, not inside pycuda's SourceModule, so that it runs under the
+one subprocess policy (procs.run): a time limit (``NVCC_SECONDS``,
+``GEMMBENCH_NVCC_TIMEOUT`` overrides it), stdin from /dev/null, its whole
+process group killed on timeout or Ctrl-C. The cubin cache is gemmbench's
+own: one file per build, named by a hash of what went into it (source,
+options, target and the nvcc binary), written atomically, so workers and
+tuner threads that build the same thing at once cannot tear it. Building
+needs no GPU and no pycuda; loading does.
 
 Every local ``#include "..."`` of a source (common.cuh, ptx.cuh,
 multistage_loop.cuh, the wgmma, TMA and mma.sync headers, a user kernel's
@@ -11,11 +20,16 @@ with nvcc (see nvcc_options).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import shutil
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 
-from .. import fsutil
+from .. import fsutil, procs
+from ..errors import UserError
 from ..spec import KernelSpec, Params
 from ..sources import source_dir
 
@@ -23,6 +37,22 @@ _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
 
 # Options every rung is built with, on top of its -D defines and -arch.
 BASE_OPTIONS = ("-O3", "-lineinfo")
+
+# One nvcc build; the largest rung builds in well under a minute on 2 cores.
+NVCC_SECONDS = 600.0
+CUBIN_MAX_BYTES = 64 << 20  # a cached cubin read back (the largest rung's is well under 1 MB)
+# Part of every cache key: bump it when the way a cubin is built changes.
+_CACHE_FORMAT = "1"
+NVCC_HINT = "install the CUDA toolkit and put nvcc on PATH"
+
+
+class CompileError(Exception):
+    """nvcc refused the source. ``str()`` is one line (nvcc's first error);
+    ``stderr`` holds all it printed (a kernel file's author reads that)."""
+
+    def __init__(self, message: str, stderr: str):
+        super().__init__(message)
+        self.stderr = stderr
 
 
 def expand_source(spec: KernelSpec) -> str:
@@ -90,18 +120,65 @@ def describe_target(target: tuple[str, str | None]) -> str:
     return f"-arch {arch}" + (f" -code {code}" if code else "")
 
 
-def cache_dir() -> str:
-    """pycuda's cubin cache: ``cubin/`` in gemmbench's cache directory. pycuda
-    writes there on every miss, so the directory must be writable: a
-    CacheDirError names the variable otherwise."""
-    return str(fsutil.cache_dir("cubin", create=True))
+def cache_dir() -> Path:
+    """The cubin cache: ``cubin/`` in gemmbench's cache directory (a
+    CacheDirError names the variable when it cannot be written)."""
+    return fsutil.cache_dir("cubin", create=True)
+
+
+def find_nvcc() -> str:
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise UserError(f"nvcc is not on PATH: the GPU ladder compiles its kernels with it; {NVCC_HINT}")
+    return nvcc
+
+
+def _nvcc_identity(nvcc: str) -> str:
+    """What names this nvcc in a cache key: the file it resolves to, its size
+    and modification time (a toolkit upgrade changes them; no process to start)."""
+    real = os.path.realpath(nvcc)
+    st = os.stat(real)
+    return f"{real}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def build_command(nvcc: str, options: tuple[str, ...], arch: str, code: str | None,
+                  source: str, output: str) -> list[str]:
+    """The nvcc command line of one cubin build (also what asm runs for SASS)."""
+    return [nvcc, "-cubin", "-arch", arch, *(["-code", code] if code else []), *options, "-o", output, source]
+
+
+def compile_cubin(source: str, options: tuple[str, ...], arch: str, code: str | None = None) -> bytes:
+    """The cubin of ``source``: from the cache, or built by nvcc under the
+    subprocess policy and then cached. CompileError when nvcc refuses the
+    source; procs.ToolError (one line, a UserError) when nvcc cannot run,
+    overruns its limit or is killed."""
+    nvcc = find_nvcc()
+    key = hashlib.sha256("\0".join((_CACHE_FORMAT, _nvcc_identity(nvcc), arch, code or "", *options, source))
+                         .encode()).hexdigest()
+    path = cache_dir() / f"{key}.cubin"
+    if os.path.lexists(path):
+        return fsutil.read_bytes(path, CUBIN_MAX_BYTES)  # a regular file, bounded (one reader)
+    with tempfile.TemporaryDirectory(prefix="gemmbench-nvcc-") as tmp:
+        src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
+        Path(src).write_text(source)
+        cmd = build_command(nvcc, options, arch, code, src, out)
+        done = procs.run(cmd, tool="nvcc", limit=procs.limit("nvcc", NVCC_SECONDS),
+                         hint="a kernel that takes this long to compile may be too large; " + NVCC_HINT)
+        if done.returncode != 0 or not os.path.isfile(out):
+            output = (done.stderr + done.stdout).strip()
+            lines = [line.strip() for line in output.splitlines() if line.strip()]
+            first = next((line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)),
+                         lines[0] if lines else f"exit {done.returncode}, nothing printed")
+            raise CompileError(f"nvcc failed: {first}", output)
+        image = Path(out).read_bytes()
+    fsutil.write_atomic(path, image)  # the same key always holds the same bytes: replacing is harmless
+    return image
 
 
 @lru_cache(maxsize=None)
 def _load(source: str, options: tuple[str, ...], arch: str, code: str | None = None):
-    from pycuda.compiler import SourceModule  # here, not at the top: pycuda is optional
-    return SourceModule(source, options=list(options), arch=arch, code=code, no_extern_c=True,
-                        cache_dir=cache_dir())
+    import pycuda.driver as cuda  # here, not at the top: pycuda is optional
+    return cuda.module_from_buffer(compile_cubin(source, options, arch, code))
 
 
 def load_source(source: str, entry: str, compute_capability: tuple[int, int]):
@@ -120,11 +197,9 @@ def load_module(spec: KernelSpec, compute_capability: tuple[int, int], params: P
     return _load(*_build(spec, compute_capability, params))
 
 
-def cubin(spec: KernelSpec, compute_capability: tuple[int, int], params: Params) -> bytes:
+def cubin(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None = None) -> bytes:
     """The rung's cubin, the very image load_module loads, through the disk
-    cache (nvcc runs only on a miss), without touching the CUDA context: a
-    tuner builds many candidates in threads, load_module then hits the cache.
-    Raises pycuda's CompileError with nvcc's message."""
-    from pycuda.compiler import compile as nvcc_compile  # here, not at the top: pycuda is optional
-    source, options, arch, code = _build(spec, compute_capability, params)
-    return nvcc_compile(source, options=list(options), no_extern_c=True, arch=arch, code=code, cache_dir=cache_dir())
+    cache, without touching the CUDA context: a tuner builds many candidates
+    in threads, load_module then hits the cache. CompileError with nvcc's
+    message when the source does not compile."""
+    return compile_cubin(*_build(spec, compute_capability, params))

@@ -14,6 +14,8 @@ import shutil
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import procs
+
 
 class GpuUnavailable(Exception):
     """No usable CUDA GPU (pycuda missing, no driver, no device); message says why."""
@@ -186,13 +188,16 @@ def free_memory() -> int:
     return cuda.mem_get_info()[0]
 
 
+@lru_cache(maxsize=1)
 def nvcc_version() -> str | None:
-    """nvcc's version line, through pycuda's memoized query (its compile cache
-    asks too, so this costs no extra nvcc run)."""
-    try:
-        from pycuda.compiler import get_nvcc_version  # here, not at the top: pycuda is optional
-        text = get_nvcc_version("nvcc")
-    except Exception:
+    """nvcc's version line for the record, once per process (under the
+    subprocess policy, like every nvcc run); None when it cannot be asked."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
         return None
-    lines = text.strip().splitlines()
-    return lines[-1] if lines and "unknown" not in text else None
+    try:
+        done = procs.run([nvcc, "--version"], tool="nvcc", limit=procs.limit("nvcc", 60.0), hint="")
+    except procs.ToolError:
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if done.returncode == 0 and lines else None

@@ -2,7 +2,7 @@
 instruction mix of its main loop.
 
 The text comes from nvcc run on the same expanded source, with the same
-options and target (``gemmbench.gpu.compile``) that pycuda's SourceModule gets,
+options and target as the cubin a run loads (``gemmbench.gpu.compile``),
 so it needs no GPU: only nvcc, plus ``nvdisasm`` or ``cuobjdump`` for SASS.
 Each runs through ``procs.run`` (a time limit, stdin from /dev/null, its own
 process group killed whole): ``NVCC_SECONDS`` and ``DISASSEMBLE_SECONDS``,
@@ -32,12 +32,11 @@ from pathlib import Path
 
 from .. import procs
 from ..errors import UserError
-from ..gpu.compile import expand_source, nvcc_options, target_for
+from ..gpu.compile import NVCC_SECONDS, expand_source, nvcc_options, target_for
 from ..spec import KernelSpec, Params
 
 PIP_EXTRA = "pip install 'gemmbench[asm]'"
 DISASSEMBLERS = ("nvdisasm", "cuobjdump")  # either prints SASS from a cubin
-NVCC_SECONDS = 600.0  # the largest rung builds in well under a minute
 DISASSEMBLE_SECONDS = 120.0
 
 _ARCH = re.compile(r"^sm_(\d+)(\d)[af]?$")  # the last digit is the minor version
