@@ -576,3 +576,23 @@ def test_show_of_two_records_of_the_same_minute_tells_them_apart(capsys, tmp_pat
     header = next(csv.reader(io.StringIO(out)))
     assert code == 0 and len(set(header)) == len(header), header
     assert "2026-11-23 10:00:05" in header[3] and "2026-11-23 10:00:41" in header[6]
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://x","y")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)"])
+def test_a_name_a_spreadsheet_would_run_is_csv_text(capsys, tmp_path, name):
+    path = save(tmp_path, "formula.json", gpu_record([kr(0, 1e-5), kr(12, 2e-5, name=name)]))
+    code = cli.main(["show", str(path), "--format", "csv"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = list(csv.reader(io.StringIO(out)))
+    cell = next(cell for row in rows for cell in row if name.strip()[:3] in cell)
+    assert cell.startswith("'"), cell
+    # the numbers stay numbers: negative ones and exponents are not quoted
+    assert all(not c.startswith("'") for row in rows[1:] for c in row if c and c[0] in "-+" and c[1:2].isdigit()
+               and c != cell)
+
+
+def test_negative_numbers_are_not_quoted_in_csv():
+    from gemmbench.output.text import spreadsheet_safe
+    assert [spreadsheet_safe(x) for x in ("-1.5e-3", "+2", "-0.5", "-.5", "3", "=1+1", "-")] == \
+        ["-1.5e-3", "+2", "-0.5", "-.5", "3", "'=1+1", "'-"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import sys
 import unicodedata
 
@@ -105,11 +106,25 @@ def to_markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula
+# (=HYPERLINK(...), =cmd|...): a name from a shared record must stay text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """``cell``, with a leading apostrophe when a spreadsheet would read it as a
+    formula (numbers such as -1.5e-3 stay numbers)."""
+    if cell.startswith(_FORMULA_START) and not _PLAIN_NUMBER.match(cell):
+        return "'" + cell
+    return cell
+
+
 def to_csv(header: list[str], rows: list[list[str]]) -> str:
     """CSV text; every cell printable (a newline in a name is written \\n, so
-    one row stays one line)."""
+    one row stays one line) and never a spreadsheet formula."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([printable(h) for h in header])
-    writer.writerows([printable(cell) for cell in row] for row in rows)
+    writer.writerow([spreadsheet_safe(printable(h)) for h in header])
+    writer.writerows([spreadsheet_safe(printable(cell)) for cell in row] for row in rows)
     return out.getvalue().rstrip("\n")
