@@ -2,6 +2,7 @@
 
     >>> from gemmbench import api
     >>> record = api.run(kernels=[12, "examples/tiled_sgemm.cu"], shapes=[(1024, 1024, 1024)])
+    >>> record = api.run(kernels=[0, 17], shapes="benchmarks/shapes/odd.csv")  # a shape file
     >>> record.results[0].samples            # raw seconds per call
     >>> import pandas as pd
     >>> pd.DataFrame(api.rows(record))       # one flat dict per row
@@ -18,16 +19,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import dataclasses
-
 from .backend import Shape
 from .errors import UserError
 from .execute.devices import Devices
 from .execute.recording import record_run
-from .options import RunOptions
+from .options import NamedShape, RunOptions
 from .output.report import Reporter
 from .plan import build_plan
 from .records.results import RunRecord, percent_of_baseline, percent_of_peak
+from .shapeset import ShapeSet, read_shapes
 
 __all__ = ["run", "rows", "RunOptions", "RunRecord", "UserError"]
 
@@ -36,18 +36,34 @@ _OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "threads", "flush_l2
             "no_tune_cache", "results_dir", "precisions", "gpu", "verbose")
 
 
-def _shape(value) -> Shape:
-    if isinstance(value, Shape):
+def _shape(value) -> Shape | NamedShape:
+    if isinstance(value, (Shape, NamedShape)):
         return value
-    if isinstance(value, int):
+    if isinstance(value, int) and not isinstance(value, bool):
         return Shape(value, value, value)
     try:
         M, N, K = (int(v) for v in value)
     except (TypeError, ValueError):
-        raise UserError(f"shape {value!r}: expected (M, N, K) or one size") from None
+        raise UserError(f"shape {value!r}: expected (M, N, K), one size or a shape file's path") from None
     if min(M, N, K) < 1:
         raise UserError(f"shape {value!r}: M, N and K must be >= 1")
     return Shape(M, N, K)
+
+
+def _shapes(shapes) -> tuple[list, ShapeSet]:
+    """The shapes ``run`` was given, in order: the paths of shape files and
+    folders read together as ``sizes --shapes`` reads them (their shapes
+    where the first path is), the rest as shapes."""
+    given = [shapes] if isinstance(shapes, (str, Path)) else list(shapes)
+    is_path = [isinstance(s, (str, Path)) for s in given]
+    shape_set = read_shapes(s for s, path in zip(given, is_path) if path) if any(is_path) else ShapeSet(())
+    out = []
+    for i, (value, path) in enumerate(zip(given, is_path)):
+        if not path:
+            out.append(_shape(value))
+        elif i == is_path.index(True):
+            out.extend(shape_set.shapes)
+    return out, shape_set
 
 
 def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1024, 1024),), *,
@@ -57,7 +73,9 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
 
     ``kernels``: rung ids (0 = the library baseline, always included) and
     paths of kernel files (.cu on the GPU, .c with ``device="cpu"``).
-    ``shapes``: (M, N, K) tuples or single sizes. ``budget``: seconds of
+    ``shapes``: (M, N, K) tuples, single sizes, and paths of shape files or
+    folders (read as ``gemmbench sizes --shapes`` reads them: their names
+    and groups are kept in the record), in order. ``budget``: seconds of
     samples per kernel (the CLI's ``--budget``); ``params``: overrides of the
     kernel files' parameters (``--param``). Other options of ``gemmbench
     compare`` by their RunOptions names: ``seed``, ``warmup``,
@@ -72,15 +90,16 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     files = [str(k) for k in kernels if isinstance(k, (str, Path))]
     if len(ids) + len(files) != len(kernels):
         raise UserError(f"kernels {list(kernels)!r}: give rung ids (int) and kernel file paths (str)")
-    shapes = [_shape(s) for s in shapes]
+    shapes, shape_set = _shapes(shapes)
     if not shapes:
         raise UserError("no shapes given")
-    opts = RunOptions(command="api", kernels=tuple(ids) or (0,), kernel_files=tuple(files), device=device,
-                      budget=budget, no_save=not save,
+    opts = RunOptions(command="api", kernels=tuple(ids) or (0,), kernel_files=tuple(files), shapes=tuple(shapes),
+                      device=device, budget=budget, no_save=not save,
                       params=tuple(f"{name}={value}" for name, value in (params or {}).items()), **options)
     plan = build_plan(opts)
-    plan = dataclasses.replace(plan, shapes=tuple(shapes))
     reporter = Reporter(quiet=not progress)
+    for note in shape_set.notes:
+        reporter.note(note)
     devices = Devices(plan)
     return record_run(plan, devices, opts.saved(), None if opts.no_save else opts.results_dir, reporter).record
 

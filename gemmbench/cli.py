@@ -33,6 +33,7 @@ from .output.text import printable, printable_lines
 from .records.diff import NothingCompared, diff_records, parse_threshold
 from .records.store import load
 from .rungs import get_spec, ladder
+from .shapeset import ShapeSet, read_shapes
 
 BROKEN_PIPE_EXIT = 141  # 128 + SIGPIPE, as a shell reports a pipeline's writer cut off
 
@@ -85,7 +86,10 @@ def compare(kernel_ids, **given):
 
 
 @cli.command()
-@click.option("--sweep", required=True, help="Sizes: a..b doubles, a..b:step steps, a,b,c lists.")
+@click.option("--sweep", default=None, help="Sizes: a..b doubles, a..b:step steps, a,b,c lists.")
+@click.option("--shapes", "shape_files", multiple=True, metavar="FILE|DIR",
+              help="Shapes from files of M,N,K lines (a folder: its .csv files; repeatable), in place of --sweep; "
+                   "benchmarks/shapes/ holds a set.")
 @click.option("-i", "--kernel", "kernel_ids", type=RUNG_ID, multiple=True,
               help="Rung ids (repeatable; default: the baseline and every rung).")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -94,9 +98,14 @@ def compare(kernel_ids, **given):
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
 @precision_option
 @benchmark_options()
-def sizes(kernel_ids, **given):
-    """A size sweep: GFLOP/s of each kernel at each size."""
-    return commands.benchmark(_options("sizes", kernels=kernel_ids, **given), _interrupts())
+def sizes(kernel_ids, shape_files, **given):
+    """A size sweep (or a shape set): GFLOP/s of each kernel at each size."""
+    shape_set = read_shapes(shape_files) if shape_files else ShapeSet(())
+    options = _options("sizes", kernels=kernel_ids, shapes=shape_set.shapes, **given)
+    reporter = commands.reporter_for(options)
+    for note in shape_set.notes:
+        reporter.note(note)
+    return commands.benchmark(options, _interrupts(), reporter)
 
 
 @cli.command()

@@ -46,6 +46,33 @@ def bounds(name: str) -> tuple:
     return low, high() if callable(high) else high
 
 
+# -- a shape set (sizes --shapes): each shape with the name and group its file gave it
+@dataclass(frozen=True)
+class NamedShape:
+    """One shape of a shape set: M, N, K and the name and group a shape file
+    gave it (None where it gave none). gemmbench.shapeset reads the files."""
+
+    shape: Shape
+    name: str | None = None
+    group: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How tables and plots name it: MxNxK, then its name."""
+        return f"{self.shape} {self.name}" if self.name else str(self.shape)
+
+    def saved(self) -> dict:
+        return {"M": self.shape.M, "N": self.shape.N, "K": self.shape.K, "name": self.name, "group": self.group}
+
+
+def _named_shape(value) -> NamedShape:
+    if isinstance(value, NamedShape):
+        return value
+    if isinstance(value, Shape):
+        return NamedShape(value)
+    raise UserError(f"shapes: {value!r} is not a Shape or NamedShape")
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """One benchmark command's options (``run``, ``compare``, ``sizes``, ``tune``, or ``api``).
@@ -54,7 +81,8 @@ class RunOptions:
     every rung; ``precisions``: keep only rungs of these classes (empty: all);
     ``kernel_files`` and ``params`` (``NAME=VALUE``): a user's kernels and
     overrides of their parameters. ``m``, ``n``, ``k``: the shape (None: the
-    device's default size); ``sweep``: the sizes of ``sizes``. Sampling:
+    device's default size); ``sweep``: the sizes of ``sizes``; ``shapes``:
+    the shapes of ``sizes --shapes`` (and of ``api``), in order, each once. Sampling:
     ``warmup``, ``min_samples``, ``max_samples``, ``budget`` (None: the
     device's default, see ``budget_for``). ``gpu``: one GPU by CUDA index;
     ``gpus``: several ('all' or '0,2'), one worker process each.
@@ -71,6 +99,7 @@ class RunOptions:
     n: int | None = None
     k: int | None = None
     sweep: str | None = None
+    shapes: tuple[NamedShape, ...] = ()
     device: str = "auto"
     threads: int | None = None
     seed: int = 0
@@ -99,6 +128,7 @@ class RunOptions:
         for name in ("kernels", "precisions", "params"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "kernel_files", tuple(str(f) for f in self.kernel_files))
+        object.__setattr__(self, "shapes", tuple(_named_shape(s) for s in self.shapes))
         self._check()
 
     def _check(self) -> None:
@@ -136,6 +166,28 @@ class RunOptions:
             raise UserError("--gpus runs on GPUs: it does not go with --device cpu")
         if self.all_rungs and self.kernels:
             raise UserError("give either --all or -i, not both")
+        self._check_shapes()
+
+    def _check_shapes(self) -> None:
+        """A shape set: for sizes (or the API), alone, each shape in range and given once."""
+        if not self.shapes:
+            return
+        if self.command not in ("sizes", "api"):
+            raise UserError(f"--shapes is for sizes, not {self.command}")
+        if self.sweep is not None:
+            raise UserError("give either --sweep or --shapes, not both")
+        pinned = next((name for name in ("m", "n", "k") if getattr(self, name) is not None), None)
+        if pinned:
+            raise UserError(f"-{pinned} {getattr(self, pinned)} does not go with --shapes: each shape gives M, N and K")
+        seen = set()
+        for entry in self.shapes:
+            for dim in "MNK":
+                value, (low, high) = getattr(entry.shape, dim), bounds(dim.lower())
+                if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                    raise UserError(f"shape {entry.label}: {dim} {value!r} is out of range: give {low} to {high}")
+            if entry.shape in seen:
+                raise UserError(f"shape {entry.shape} is given twice: a sweep measures each shape once")
+            seen.add(entry.shape)
 
     # -- what the options mean on a device ---------------------------------------
     def shape(self, device: str) -> Shape:
@@ -167,6 +219,8 @@ class RunOptions:
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.name == "shapes":
+                value = [entry.saved() for entry in value]
             out[_SAVED_NAMES.get(f.name, f.name)] = str(value) if isinstance(value, Path) else list(value) if isinstance(value, tuple) else value
         return out
 

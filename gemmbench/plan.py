@@ -208,9 +208,11 @@ def user_specs(options: RunOptions, overrides: dict[str, int]) -> list[KernelSpe
 
 
 def _shapes(options: RunOptions, device: str) -> tuple[Shape, ...]:
+    if options.shapes:  # sizes --shapes, and the API's
+        return tuple(entry.shape for entry in options.shapes)
     if options.command == "sizes":
         if options.sweep is None:
-            raise UserError("sizes needs --sweep")
+            raise UserError("sizes needs --sweep (sizes) or --shapes (files of M,N,K)")
         try:
             return tuple(sweep_shapes(parse_sweep(options.sweep), options.m, options.n, options.k))
         except ValueError as exc:

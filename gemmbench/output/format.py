@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+from ..backend import Shape
+from ..options import NamedShape
 from ..records.results import BASELINE_SHIFTED, DISTURBED, NOISY, SHIFTED, THROTTLED, KernelResult, RunRecord
 from ..stats import NOISY_RELATIVE_IQR
 
@@ -72,6 +74,15 @@ def kernel_label(result: KernelResult) -> str:
     if result.params_source == "tuned":
         label += " (tuned)"
     return label
+
+
+def record_shape_set(record: RunRecord) -> list[NamedShape]:
+    """The shapes of a ``sizes --shapes`` record, in the order its files gave
+    them, with their names and groups (empty for any other record)."""
+    if record.command != "sizes":
+        return []
+    return [NamedShape(Shape(e["M"], e["N"], e["K"]), e.get("name"), e.get("group"))
+            for e in record.options.get("shapes") or []]
 
 
 def format_params(params: dict) -> str:

@@ -16,7 +16,7 @@ from ..records.results import KernelResult, RunRecord, percent_of_peak, sm_clock
 from ..spec import KernelSpec
 from .format import (BASELINE_NAME, csv_flags, doubtful, flag_letters, format_error, format_flags, format_number,
                      format_params, format_rate, format_time, kernel_label, percent_doubtful, plain_number,
-                     status_text)
+                     record_shape_set, status_text)
 
 
 @dataclass(frozen=True)
@@ -148,43 +148,59 @@ def results_title(record: RunRecord) -> str:
 def sweep_rows(record: RunRecord) -> tuple[list[str], list[list[str]], list[str]]:
     """Kernels down, shapes across; cells 'GFLOP/s (% of baseline)' and the
     letters of their flags (the figures marked doubtful when flagged); SKIP
-    and FAIL cells point to a numbered note with the reason. Returns the
+    and FAIL cells point to a numbered note with the reason. A shape set
+    (sizes --shapes) is drawn the other way round: shapes down, each named
+    MxNxK and the name its file gave it, kernels across. Returns the
     header, the rows and the notes."""
-    shapes = list(dict.fromkeys(r.shape for r in record.results))
+    named = {e.shape: e.label for e in record_shape_set(record)}
+    present = dict.fromkeys(r.shape for r in record.results)
+    shapes = list(dict.fromkeys([*(s for s in named if s in present), *present]))  # a shape set in its files' order
     kernels = list(dict.fromkeys((r.device, r.kernel_id, kernel_label(r)) for r in record.results))
     by_key = {(r.device, r.kernel_id, kernel_label(r), r.shape): r for r in record.results}
-    square = all(s.M == s.N == s.K for s in shapes)
-    header = ["kernel", "precision"] + [str(s.M) if square else str(s) for s in shapes] + ["max rel err"]
+    square = all(s.M == s.N == s.K for s in shapes) and not named
+    label = {s: named.get(s) or (str(s.M) if square else str(s)) for s in shapes}
     reasons: dict[tuple[str, str], list[str]] = {}  # (status, reason) -> where
-    rows = []
-    for device, kid, label in kernels:
-        mine = [r for r in record.results if (r.device, r.kernel_id, kernel_label(r)) == (device, kid, label)]
-        row = [f"{kid} {label}", mine[0].precision.upper()]
+    title, precision, cells, worst = {}, {}, {}, {}
+    for kernel in kernels:
+        _, kid, name = kernel
+        mine = [r for r in record.results if (r.device, r.kernel_id, kernel_label(r)) == kernel]
+        title[kernel], precision[kernel] = f"{kid} {name}", mine[0].precision.upper()
         for shape in shapes:
-            r = by_key.get((device, kid, label, shape))
-            if r is None:
-                row.append("")
-            elif r.status != "pass":
-                key = (r.status.upper(), r.reason or "no reason given")
-                reasons.setdefault(key, []).append(f"{kid} {label} at {shape.M if square else shape}")
-                row.append(f"{key[0]} [{list(reasons).index(key) + 1}]")
-            else:
-                pct = record.percent_of_baseline(r)
-                own = record.baseline_of(r) is r
-                shown = pct is not None and not own
-                letters = flag_letters(r)
-                figure = format_rate(r.gflops) + (f" ({format_rate(pct)}%)" if shown else "")
-                row.append(doubtful(figure, bool(r.flags) or (shown and percent_doubtful(record, r)))
-                           + (f" {letters}" if letters else ""))
+            r = by_key.get((*kernel, shape))
+            where = f"{kid} {name} at {label[shape]}"
+            cells[kernel, shape] = "" if r is None else _sweep_cell(record, r, reasons, where)
         checked = [r for r in mine if r.verification is not None]
-        row.append(format_error(max(checked, key=_error_order)) if checked else "-")
-        rows.append(row)
+        worst[kernel] = format_error(max(checked, key=_error_order)) if checked else "-"
+    if named:
+        header = ["shape"] + [title[k] for k in kernels]
+        rows = [["precision"] + [precision[k] for k in kernels]]
+        rows += [[label[s]] + [cells[k, s] for k in kernels] for s in shapes]
+        rows.append(["max rel err"] + [worst[k] for k in kernels])
+    else:
+        header = ["kernel", "precision"] + [label[s] for s in shapes] + ["max rel err"]
+        rows = [[title[k], precision[k]] + [cells[k, s] for s in shapes] + [worst[k]] for k in kernels]
     notes = [f"[{i}] {status}: {reason} ({', '.join(where)})"
              for i, ((status, reason), where) in enumerate(reasons.items(), 1)]
     return header, rows, notes
 
 
+def _sweep_cell(record: RunRecord, r: KernelResult, reasons: dict, where: str) -> str:
+    """One kernel at one shape: its rate and % of its baseline, or a pointer to why it has none."""
+    if r.status != "pass":
+        key = (r.status.upper(), r.reason or "no reason given")
+        reasons.setdefault(key, []).append(where)
+        return f"{key[0]} [{list(reasons).index(key) + 1}]"
+    pct = record.percent_of_baseline(r)
+    shown = pct is not None and record.baseline_of(r) is not r
+    letters = flag_letters(r)
+    figure = format_rate(r.gflops) + (f" ({format_rate(pct)}%)" if shown else "")
+    flagged = bool(r.flags) or (shown and percent_doubtful(record, r))
+    return doubtful(figure, flagged) + (f" {letters}" if letters else "")
+
+
 def sweep_columns(header: list[str]) -> list[Column]:
+    if header[0] == "shape":  # a shape set: shapes down, a column per kernel, named in full (more tables, no key)
+        return [text_column("shape", "shape", 10, floor=14)] + [Column(h, h, 5) for h in header[1:]]
     return [text_column("kernel", "kernel", 10), Column("precision", "prec", 1, "left")] + \
         [Column(h, h, 5) for h in header[2:-1]] + [Column("max rel err", "err", 2)]
 
@@ -258,7 +274,8 @@ def ladder_rows(specs: tuple[KernelSpec, ...]) -> tuple[list[str], list[list[str
 def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
     """One row per result, one value per column, units in the column names;
     for pandas.read_csv as is. A flagged row's figures stay plain numbers:
-    its ``flags`` column says they are not for quoting."""
+    its ``flags`` column says they are not for quoting. A shape set's rows
+    end with the name and group its file gave the shape."""
     base = BASELINE_NAME[record.device].lower()
     gpu = record.device == "gpu"
     header = ["device", "kernel_id", "kernel", "precision", "threads", "M", "N", "K", "params",
@@ -267,6 +284,9 @@ def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
     if gpu:
         header += ["pct_fp32_peak", "pct_fp32_peak_max_clock", "sm_clock_mhz", "throttled_share"]
     header += ["max_rel_err", "flags"]
+    named = {e.shape: e for e in record_shape_set(record)}
+    if named:  # a shape set: each shape's name and group from its file
+        header += ["shape_name", "shape_group"]
     rows = []
     for r in record.results:
         s = r.stats
@@ -283,5 +303,9 @@ def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
                     plain_number(percent_of_peak(r, record.environment)),
                     plain_number(sm_clock_mhz(r) if r.device == "gpu" else None),
                     plain_number(share if isinstance(share, (int, float)) else None)]
-        rows.append(row + [plain_number(err), csv_flags(record, r)])
+        row += [plain_number(err), csv_flags(record, r)]
+        if named:
+            entry = named.get(r.shape)
+            row += [entry.name or "", entry.group or ""] if entry else ["", ""]
+        rows.append(row)
     return header, rows

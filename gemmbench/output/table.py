@@ -192,8 +192,9 @@ def sweep_tables(record: RunRecord, console: Console | None = None) -> list[Tabl
     header, rows, _ = sweep_rows(record)
     title = f"gemmbench sizes · GFLOP/s (% of {BASELINE_NAME[record.device]})"
     columns = sweep_columns(header)
-    return split_tables(console, title, columns, rows, fixed=[0, 1],
-                        groups=[[i] for i in range(2, len(columns))], optional=(1,))
+    fixed = [0] if header[0] == "shape" else [0, 1]  # a shape set's kernels are its columns
+    return split_tables(console, title, columns, rows, fixed=fixed,
+                        groups=[[i] for i in range(len(fixed), len(columns))], optional=(1,))
 
 
 def tuning_table(record: RunRecord, header: list[str], rows: list[list[str]],

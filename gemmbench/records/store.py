@@ -202,6 +202,7 @@ def _build(path: Path, data) -> Loaded:
     _in_range(_optional(options, "not_compiled", int, None, "options."), 0, 10 ** 9, "options.not_compiled")
     _optional(options, "seed", int, None, "options.")
     _optional(options, "flush_l2", bool, None, "options.")
+    _shape_set(options)
     environment = _environment(_required(data, "environment", dict), "environment.")
     raw = _required(data, "results", list)
     writer = _optional(data, "gemmbench", dict, {})
@@ -213,6 +214,17 @@ def _build(path: Path, data) -> Loaded:
                        _optional(data, "incomplete_reason", str, None), planned, writer or None)
     return Loaded(path, record, schema, _check(writer.get("version"), str, "gemmbench.version", True),
                   _check(writer.get("git_commit"), str, "gemmbench.git_commit", True), complete)
+
+
+def _shape_set(options: dict) -> None:
+    """The shapes of sizes --shapes, whose names the sizes table and plot show."""
+    for i, entry in enumerate(_optional(options, "shapes", list, [], "options.")):
+        where = f"options.shapes[{i}]"
+        _check(entry, dict, where)
+        for dim in "MNK":
+            _in_range(_required(entry, dim, int, f"{where}."), 1, MAX_DIMENSION, f"{where}.{dim}")
+        for key in ("name", "group"):
+            _optional(entry, key, str, None, f"{where}.")
 
 
 def row_identity(result: KernelResult) -> tuple:
