@@ -58,7 +58,7 @@ def sweep_series(record: RunRecord) -> list[svg.Series]:
         label = _with_precision(_rung(results[0], record), precision, "fp32") + \
             (f" (GPU {gpu})" if several_gpus and gpu is not None else "")
         if kid == 0:
-            style = dict(color=svg.INK, dash=BASELINE_DASHES[baselines % len(BASELINE_DASHES)], marker=None,
+            style = dict(color=svg.INK, dash=BASELINE_DASHES[baselines % len(BASELINE_DASHES)], marker="circle",
                          width=2.4)
             baselines += 1
         else:
