@@ -250,6 +250,9 @@ def _cpu_facts(cpu: dict) -> list[tuple[str, str]]:
     return facts
 
 
+RECORD_FACTS = ("record", "command", "created", "complete")  # a record's own, shown for each record
+
+
 def machine_facts(item: Loaded) -> list[tuple[str, str]]:
     """What ran where, as far as the record says: the GPU(s), versions, CPU
     and BLAS, the gemmbench that wrote it, and how it was timed."""
@@ -334,10 +337,16 @@ def report_html(loaded: list[Loaded], diffs: list[tuple[Loaded, Loaded, Diff]] =
     body = ["<h1>gemmbench report</h1>",
             f"<p class=\"lead\">{escape(names)} · {escape(', '.join(str(i.path) for i in loaded))}</p>",
             "<h2>Machine and software</h2>"]
+    first = machine_facts(loaded[0])
     for n, item in enumerate(loaded, 1):
         if len(loaded) > 1:
             body.append(f"<h3>[{n}] {escape(item.label)}</h3>")
-        body.append(facts_html(machine_facts(item)))
+        facts = machine_facts(item)
+        if n > 1:  # what [1] said already is not said again
+            facts = [f for f in facts if f[0] in RECORD_FACTS or f not in first]
+            body.append(facts_html(facts) + "<p class=\"lead\">Otherwise as [1].</p>")
+        else:
+            body.append(facts_html(facts))
     if len(loaded) > 1:
         body.append("<h2>Side by side</h2>")
         body += [section_html(s, folded=True) for s in side_by_side_sections(loaded)]
@@ -347,8 +356,8 @@ def report_html(loaded: list[Loaded], diffs: list[tuple[Loaded, Loaded, Diff]] =
         body.append(f"<h2>{escape(heading)}</h2>")
         if not item.complete:
             body.append("<p class=\"before\">The run did not finish (complete=false): showing what it saved.</p>")
+        body += _record_charts(record)  # the picture first, then the numbers behind it
         body += [section_html(s) for s in record_sections(record)]
-        body += _record_charts(record)
     for old, new, diff in diffs:
         body.append(f"<h2>{escape(f'{new.path.name} against the baseline {old.path.name}')}</h2>")
         body += [section_html(s) for s in diff_sections(diff, old, new)]

@@ -180,8 +180,12 @@ class Svg:
         self.add(f"<rect {attrs}>{self._tip(tooltip)}</rect>" if tooltip else f"<rect {attrs}/>")
 
     def text(self, x, y, value, size=12.0, anchor="start", fill=INK, weight: str | None = None,
-             rotate: float | None = None, baseline: str | None = None, css: str | None = None) -> None:
+             rotate: float | None = None, baseline: str | None = None, css: str | None = None,
+             halo: bool = False) -> None:
+        """``halo``: a white outline under the letters, so a line it crosses does not hide them."""
         attrs = f'x="{_num(x)}" y="{_num(y)}" font-size="{_num(size)}" fill="{fill}"'
+        if halo:
+            attrs += ' stroke="#ffffff" stroke-width="3" paint-order="stroke"'
         if anchor != "start":
             attrs += f' text-anchor="{anchor}"'
         if weight:
@@ -265,7 +269,7 @@ def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, 
     legend_height = LEGEND_ROW * (len(series) + len(keys)) + 30
     height = top + max(plot_height, legend_height) + bottom
     svg = Svg(width, height, title)
-    svg.text(left, 20, title, size=14, weight="600")
+    svg.text(1, 20, title, size=14, weight="600")
     if not xs or not ys:
         svg.text(left, top + 40, "nothing to draw: no timed value", fill=MUTED)
         return str(svg)
@@ -351,7 +355,7 @@ def bar_chart(bars: list[Bar], *, title: str, axis_label: str, reference: float 
     left, top, bottom, right = label_width, 34, 48, 96
     height = top + BAR_ROW * max(len(bars), 1) + bottom
     svg = Svg(width, height, title)
-    svg.text(12, 20, title, size=14, weight="600")
+    svg.text(1, 20, title, size=14, weight="600")
     values = [b.value for b in bars if b.value is not None and math.isfinite(b.value)]
     high = max(values + [reference or 0, 1e-9]) * 1.04
     ticks = linear_ticks(0, high, 8)
@@ -361,6 +365,9 @@ def bar_chart(bars: list[Bar], *, title: str, axis_label: str, reference: float 
     for t in ticks:
         svg.line(x(t), top, x(t), plot_bottom, stroke=GRID)
         svg.text(x(t), plot_bottom + 15, tick_label(t), size=11, anchor="middle", fill=MUTED)
+    if reference is not None:  # under the bars and their figures
+        svg.line(x(reference), top - 6, x(reference), plot_bottom, stroke=INK, width=1.3, dash="5 3")
+        svg.text(x(reference), top - 9, reference_label, size=11, anchor="middle")
     for i, b in enumerate(bars):
         mid = top + i * BAR_ROW + BAR_ROW / 2
         svg.text(left - 8, mid + 4, cut(printable(b.label), BAR_LABEL_CHARS), size=12, anchor="end")
@@ -373,10 +380,7 @@ def bar_chart(bars: list[Bar], *, title: str, axis_label: str, reference: float 
                      css="bar flagged")
         else:
             svg.rect(left, mid - 7, end - left, 14, b.color, tooltip=b.tooltip, css="bar")
-        svg.text(end + 6, mid + 4, b.text, size=11.5, fill=MUTED if b.hollow else INK, css="bar-text")
+        svg.text(end + 6, mid + 4, b.text, size=11.5, fill=MUTED if b.hollow else INK, css="bar-text", halo=True)
     svg.line(left, top, left, plot_bottom, stroke=INK)
-    if reference is not None:
-        svg.line(x(reference), top - 6, x(reference), plot_bottom, stroke=INK, width=1.3, dash="5 3")
-        svg.text(x(reference), top - 9, reference_label, size=11, anchor="middle")
     svg.text((left + width - right) / 2, plot_bottom + 36, axis_label, size=12, anchor="middle")
     return str(svg)
