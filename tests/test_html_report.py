@@ -5,6 +5,7 @@ loaded from anywhere, and the one writer's rules for the file."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import re
 import sys
@@ -182,6 +183,21 @@ def test_bars_are_the_tables_percentages(tmp_path):
         in titles
     assert f"{percent[('14', 'TF32')]}% of cuBLAS TF32" in titles and percent[("14", "TF32")].endswith(")?")
     assert "% of cuBLAS TF32 (TF32)" in titles and "% of cuBLAS (FP32)" in titles
+
+
+def test_a_multi_gpu_record_has_each_gpus_table_bars_and_the_summary(tmp_path):
+    rows = [dataclasses.replace(r, gpu=g) for g in (0, 1) for r in compare_record().results]
+    env = {"gpus": {"0": copy.deepcopy(GPU_ENV), "1": copy.deepcopy(GPU_ENV)}}
+    env["gpus"]["1"]["gpu"]["name"] = "NVIDIA H200 NVL"
+    page = Page(report_html([load(save(tmp_path, "m.json", RunRecord("compare", "gpu", {"seed": 0}, env, rows)))]))
+    assert len([t for t in page.tables if texts(t)[0][:2] == ["rung", "kernel"]]) == 2
+    summary = texts(page.table_with("GPU", "name"))  # the per-GPU summary, as compare --gpus ends
+    assert [row[:2] for row in summary[1:]] == [["0", "NVIDIA H200"], ["1", "NVIDIA H200 NVL"]]
+    titles = [a["aria-label"] for t, a in page.tags if t == "svg"]
+    assert [t.split(":")[0] for t in titles] == ["% of cuBLAS (FP32) on GPU 0", "% of cuBLAS TF32 (TF32) on GPU 0",
+                                                 "% of cuBLAS (FP32) on GPU 1", "% of cuBLAS TF32 (TF32) on GPU 1"]
+    facts = page.all_text()
+    assert "GPU 0: GPU" in facts and "GPU 1: GPU" in facts and "NVIDIA H200 NVL" in facts
 
 
 def test_the_sizes_curve_has_a_point_for_each_timed_size(tmp_path):

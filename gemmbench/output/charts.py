@@ -132,14 +132,14 @@ def baseline_groups(record: RunRecord) -> list[BarGroup]:
     return [g for g in groups.values() if g.bars]
 
 
-def baseline_charts(record: RunRecord) -> list[str]:
+def baseline_charts(record: RunRecord, gpu: int | None = None) -> list[str]:
+    """One bar chart per library row; ``gpu``: the GPU of one GPU's part of a multi-GPU record, for the titles."""
     groups = baseline_groups(record)
     shapes = {g.baseline.shape for g in groups}
     out = []
     for g in groups:
         base = g.baseline
-        where = (f" at {base.shape}" if len(shapes) > 1 else "") + \
-            (f" on GPU {base.gpu}" if gpu_indices(record) and base.gpu is not None else "")
+        where = (f" at {base.shape}" if len(shapes) > 1 else "") + (f" on GPU {gpu}" if gpu is not None else "")
         title = f"% of {kernel_label(base)} ({base.precision.upper()}){where}: " \
                 f"{doubtful(format_number(base.gflops), bool(base.flags))} GFLOP/s = 100%"
         out.append(svg.bar_chart(g.bars, title=title, axis_label=f"% of {kernel_label(base)} (higher is faster)",

@@ -292,11 +292,8 @@ def _record_charts(record: RunRecord) -> list[str]:
                             "(as the table writes it).")]
     if record.command == "tune":
         return []
-    parts = [sub for _, sub in split_by_gpu(record)] if gpu_indices(record) else [record]
-    out = []
-    for part in parts:
-        out += [figure_html(c) for c in charts.baseline_charts(part)]
-    return out
+    parts = split_by_gpu(record) if gpu_indices(record) else [(None, record)]
+    return [figure_html(chart) for index, part in parts for chart in charts.baseline_charts(part, index)]
 
 
 def _metric_text(value) -> str:
