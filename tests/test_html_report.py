@@ -216,6 +216,10 @@ def test_the_sizes_curve_has_a_point_for_each_timed_size(tmp_path):
     assert len(hollow) == 1  # rung 12 at 512, noisy
     # the x axis is labelled with the sweep's sizes
     assert {"256", "512", "1,024"} <= set(page.text)
+    # the table's columns of figures are right-aligned, a FAIL among them or not
+    header = page.table_with("kernel", "precision")[0]
+    assert [cell[0] for cell in header] == ["", "", "num", "num", "num", "num"]
+    assert [c[1] for c in header] == ["kernel", "precision", "256", "512", "1024", "max rel err"]
 
 
 def test_several_records_diff_and_roofline(tmp_path):

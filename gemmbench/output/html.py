@@ -80,6 +80,7 @@ footer { color: #777; font-size: 12px; margin-top: 36px; border-top: 1px solid #
 
 _DOUBTFUL = re.compile(r"\)\?")  # the mark of a flagged figure: (51,234.5)?
 _NUMERIC = re.compile(r"[-+(]*[0-9]")
+_NO_FIGURE = re.compile(r"(FAIL|SKIP)\b")
 
 
 # --------------------------------------------------------------------------
@@ -150,8 +151,10 @@ def _cell_class(header: str, text: str, numeric: bool) -> str:
 def table_html(header: list[str], rows: list[list[str]]) -> str:
     """A table of strings; a column of numbers is right-aligned, a flagged
     figure greyed with a tooltip (its text keeps the ``(...)?`` mark)."""
-    numeric = [i > 0 and all(_NUMERIC.match(row[i]) for row in rows if i < len(row) and row[i] not in ("", "-"))
-               and any(i < len(row) and _NUMERIC.match(row[i]) for row in rows) for i in range(len(header))]
+    def figures(i: int) -> list[str]:  # a column's cells that hold a value (not empty, not FAIL or SKIP)
+        return [row[i] for row in rows if i < len(row) and row[i] not in ("", "-") and not _NO_FIGURE.match(row[i])]
+    numeric = [i > 0 and bool(figures(i)) and all(_NUMERIC.match(cell) for cell in figures(i))
+               for i in range(len(header))]
     heads = "".join(f"<th class=\"num\">{escape(h)}</th>" if numeric[i] else f"<th>{escape(h)}</th>"
                     for i, h in enumerate(header))
     out = ["<div class=\"scroll\"><table>", f"<thead><tr>{heads}</tr></thead>", "<tbody>"]
