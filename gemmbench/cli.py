@@ -20,12 +20,15 @@ from . import __version__, commands, validate
 from .backend import Shape
 from .errors import UserError
 from .execute.interrupts import Interrupted, Interrupts, interrupted_cause
+from .fsutil import check_target
 from .gpu import device as gpu_device
 from .inspect import commands as instruments
 from .kernelfile import KernelFileError, load as load_kernel_file, parse_overrides
 from .cli_options import (POSITIVE, RUNG_ID, THREADS, DirectoryPath, benchmark_options, gpu_option, precision_option,
                           shape_options)
 from .options import RunOptions
+from .output.charts import load_profile
+from .output.html import report_html, write_report
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
 from .output.runs import show_diff, show_record, show_side_by_side
@@ -129,10 +132,22 @@ def tune(kernel_id, **given):
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Draw a sizes record's GFLOP/s against size into this image (needs matplotlib). "
                    "An existing file is kept unless --overwrite is given.")
-@click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
-def show(records, fmt, plot, overwrite):
+@click.option("--overwrite", is_flag=True, help="Let --plot and --html replace an existing file.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the records as one self-contained HTML report (tables, charts; opens offline).")
+@click.option("--baseline", type=click.Path(path_type=Path), default=None, metavar="OLD.json",
+              help="Also diff each record against this saved one (exit 1 on a significant slowdown).")
+@click.option("--profile", "profiles", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              metavar="PROFILE.csv", help="With --html: the roofline of a profile's raw CSV (repeatable).")
+def show(records, fmt, plot, overwrite, html_path, baseline, profiles):
     """Saved records: one as its run printed it; several side by side."""
     loaded = [load(path) for path in records]
+    diffs = _baseline_diffs(loaded, load(baseline)) if baseline is not None else []
+    if profiles and html_path is None:
+        raise UserError("--profile draws a roofline into the --html report: give --html too")
+    profiled = [load_profile(path) for path in profiles]
+    if html_path is not None:
+        check_target(html_path, overwrite, "--html")
     if plot is not None:
         if len(loaded) != 1 or loaded[0].record.command != "sizes":
             raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
@@ -146,10 +161,26 @@ def show(records, fmt, plot, overwrite):
         show_record(reporter, loaded[0].record)
     else:
         show_side_by_side(reporter, [l.record for l in loaded], [l.label for l in loaded], [l.path for l in loaded])
+    for old, new, result in diffs:
+        show_diff(reporter, result, f"{old.path} ({old.label})", f"{new.path} ({new.label})")
     if plot is not None:
         plot_sweep(loaded[0].record, plot, overwrite)
         reporter.note(f"plot written to {plot}")
-    return 0
+    if html_path is not None:
+        write_report(html_path, report_html(loaded, diffs, profiled), overwrite)
+        reporter.note(f"report written to {html_path}")
+    return max((result.exit_code for _, _, result in diffs), default=0)
+
+
+def _baseline_diffs(loaded, old) -> list:
+    """(old, new, Diff) for each record against the baseline ``old``; one line when one shares no row with it."""
+    diffs = []
+    for new in loaded:
+        try:
+            diffs.append((old, new, diff_records(old.record, new.record, versions=(old.writer, new.writer))))
+        except NothingCompared as exc:
+            raise UserError(f"--baseline {old.path} -> {new.path}: {exc}") from None
+    return diffs
 
 
 @cli.command()
