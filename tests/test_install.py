@@ -54,3 +54,11 @@ def test_ci_installs_and_runs_what_the_readme_test_command_does():
     ci_install = next(line for line in ci.splitlines() if "pip\" install" in line)
     assert installed_extras(ci_install) == installed_extras(tests)
     assert "-m pytest -q" in ci and "-m pytest -q" in tests
+
+
+def test_every_package_of_the_source_is_in_the_wheel():
+    """A plain (not editable) install copies only the packages pyproject lists:
+    a subpackage left out installs a gemmbench that cannot import it."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(init.parent.relative_to(ROOT).parts) for init in (ROOT / "gemmbench").rglob("__init__.py")}
+    assert on_disk - listed == set()
