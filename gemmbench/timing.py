@@ -82,26 +82,27 @@ def stop_text(n: int, notes: dict) -> str:
 
 
 def sample(take: Callable[[int], list[float]], budget: Budget, per_call: float,
-           max_chunk: int = 64) -> Sampled:
+           max_chunk: int = 64, calls_per_sample: int = 1) -> Sampled:
     """Collect samples in chunks of at most max_chunk (``take`` may return
-    fewer than it is asked for) until the budget says stop. Time is the sum
-    of the samples (measured time), never the wall clock."""
+    fewer than it is asked for) until the budget says stop. Each sample is
+    the mean seconds of ``calls_per_sample`` calls. Time is what the timed
+    calls took (each sample times its calls), never the wall clock."""
+    per_sample = per_call * calls_per_sample
     min_samples = budget.min_samples
-    if 0 < budget.max_seconds < per_call * min_samples / SLOW_KERNEL_FACTOR:
+    if 0 < budget.max_seconds < per_sample * min_samples / SLOW_KERNEL_FACTOR:
         min_samples = min(min_samples, SLOW_KERNEL_SAMPLES)
-    if budget.max_noise is None:
-        samples, stopped = _until_time(take, budget, min_samples, per_call, max_chunk)
-    else:
-        samples, stopped = _until_settled(take, budget, min_samples, per_call, max_chunk)
+    loop = _until_time if budget.max_noise is None else _until_settled
+    samples, stopped = loop(take, budget, min_samples, per_sample, max_chunk, calls_per_sample)
     noise = median_noise(samples)
     return Sampled(samples, stopped, budget.max_noise, noise if math.isfinite(noise) else None)
 
 
-def _calls_for(seconds: float, per_call: float) -> int:
-    return math.ceil(max(seconds, 0.0) / max(per_call, 1e-9))
+def _samples_for(seconds: float, per_sample: float) -> int:
+    return math.ceil(max(seconds, 0.0) / max(per_sample, 1e-9))
 
 
-def _until_time(take, budget: Budget, min_samples: int, per_call: float, max_chunk: int) -> tuple[list[float], str]:
+def _until_time(take, budget: Budget, min_samples: int, per_sample: float, max_chunk: int,
+                calls_per_sample: int) -> tuple[list[float], str]:
     """Until max_samples, or until max_seconds of samples are in and at least
     min_samples were taken."""
     samples: list[float] = []
@@ -110,15 +111,15 @@ def _until_time(take, budget: Budget, min_samples: int, per_call: float, max_chu
         if len(samples) >= min_samples and spent >= budget.max_seconds:
             return samples, STOPPED_BUDGET
         room = budget.max_samples - len(samples)
-        need = max(min_samples - len(samples), _calls_for(budget.max_seconds - spent, per_call), 1)
+        need = max(min_samples - len(samples), _samples_for(budget.max_seconds - spent, per_sample), 1)
         chunk = take(min(room, need, max_chunk))
         samples.extend(chunk)
-        spent += sum(chunk)
+        spent += sum(chunk) * calls_per_sample
     return samples, STOPPED_SAMPLES
 
 
-def _until_settled(take, budget: Budget, min_samples: int, per_call: float,
-                   max_chunk: int) -> tuple[list[float], str]:
+def _until_settled(take, budget: Budget, min_samples: int, per_sample: float, max_chunk: int,
+                   calls_per_sample: int) -> tuple[list[float], str]:
     """Until the median's noise is at most max_noise with min_seconds of samples
     and min_samples in; or, giving up on that, until max_samples or max_seconds.
 
@@ -142,8 +143,8 @@ def _until_settled(take, budget: Budget, min_samples: int, per_call: float,
             return samples, STOPPED_SAMPLES
         if out_of_time:
             return samples, STOPPED_TIMEOUT
-        want = max(min_samples - n, _calls_for(budget.min_seconds - spent, per_call), next_check - n, 1)
-        left = max(_calls_for(budget.max_seconds - spent, per_call), 1)
+        want = max(min_samples - n, _samples_for(budget.min_seconds - spent, per_sample), next_check - n, 1)
+        left = max(_samples_for(budget.max_seconds - spent, per_sample), 1)
         chunk = take(min(budget.max_samples - n, want, left, max_chunk))
         samples.extend(chunk)
-        spent += sum(chunk)
+        spent += sum(chunk) * calls_per_sample

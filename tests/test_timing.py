@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from gemmbench.backend import Budget, Shape
 from gemmbench.records.results import UNSETTLED, KernelResult, measurement_flags
@@ -176,3 +177,16 @@ def test_stop_text_says_why_for_minus_v():
     assert stop_text(3, {"stopped": "timeout", "median_noise": None, "max_noise": 0.005}).startswith(
         "3 samples, stopped on timeout (too few samples")
     assert stop_text(5, {}) == "5 samples"
+
+
+@pytest.mark.parametrize("max_noise", [None, 0.0001])
+def test_time_counts_every_call_a_sample_covers(max_noise):
+    """A GPU sample is the mean of several back-to-back calls: 10 calls of
+    10 ms are 0.1 s, so one second is 10 samples, not 100 (on time and, as
+    the time-out, on noise alike)."""
+    rng = np.random.default_rng(10)
+    take = lambda n: list(0.01 * (1 + rng.uniform(-0.5, 0.5, n)))
+    budget = Budget(0, 3, 1000, 1.0, max_noise)
+    got = sample(take, budget, 0.01, calls_per_sample=10)
+    assert got.stopped == (STOPPED_BUDGET if max_noise is None else STOPPED_TIMEOUT)
+    assert 1.0 <= 10 * sum(got.samples) < 1.0 + 0.2 and 8 <= len(got.samples) <= 13

@@ -195,7 +195,8 @@ class EventTimer:
             per_call = sorted(take(8))[4]
             state["repeats"] = max(1, min(_MAX_REPEATS, math.ceil(_TARGET_SAMPLE_SECONDS / per_call)))
             state["chunk"] = max(1, _MAX_QUEUED // (state["repeats"] + 2))
-        return sample(take, budget, per_call, max_chunk=state["chunk"]), state["repeats"]
+        return sample(take, budget, per_call, max_chunk=state["chunk"], calls_per_sample=state["repeats"]), \
+            state["repeats"]
 
 
 def with_cycle_clock(notes: dict, cycle_mhz: float | None) -> dict:
