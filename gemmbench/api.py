@@ -32,8 +32,8 @@ from .shapeset import ShapeSet, read_shapes
 __all__ = ["run", "rows", "RunOptions", "RunRecord", "UserError"]
 
 # the RunOptions fields ``run`` takes by name (the rest it sets itself, or they are the CLI's business)
-_OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "threads", "flush_l2", "kernel_timeout",
-            "no_tune_cache", "results_dir", "precisions", "gpu", "verbose")
+_OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "max_noise", "min_time", "noise_timeout", "threads",
+            "flush_l2", "kernel_timeout", "no_tune_cache", "results_dir", "precisions", "gpu", "verbose")
 
 
 def _shape(value) -> Shape | NamedShape:
@@ -79,7 +79,9 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     samples per kernel (the CLI's ``--budget``); ``params``: overrides of the
     kernel files' parameters (``--param``). Other options of ``gemmbench
     compare`` by their RunOptions names: ``seed``, ``warmup``,
-    ``min_samples``, ``max_samples``, ``threads``, ``flush_l2``,
+    ``min_samples``, ``max_samples``, ``max_noise`` (percent: 0.5 stops a
+    kernel once its median is known within 0.5%, instead of after ``budget``
+    seconds), ``min_time``, ``noise_timeout``, ``threads``, ``flush_l2``,
     ``kernel_timeout``, ``no_tune_cache``, ``results_dir``, ``precisions``,
     ``gpu``. ``save=True`` writes the record under ``results_dir`` as the CLI does.
     """
@@ -120,7 +122,7 @@ def rows(record: RunRecord) -> list[dict]:
             "samples": s.n if s else 0, "median_s": s.median if s else None,
             "q1_s": s.q1 if s else None, "q3_s": s.q3 if s else None,
             "min_s": s.min if s else None, "max_s": s.max if s else None,
-            "gflops": r.gflops,
+            "gflops": r.gflops, "stopped": r.notes.get("stopped"), "median_noise": r.notes.get("median_noise"),
             "percent_of_baseline": percent_of_baseline(r, record.results, record.device),
             "percent_of_peak": percent_of_peak(r, record.environment),
             "kernel_file": r.notes.get("kernel_file"), "kernel_sha256": r.notes.get("kernel_sha256"),

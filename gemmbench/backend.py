@@ -62,12 +62,18 @@ class Prepared:
 class Budget:
     """When to stop sampling: at max_samples, or once max_seconds of samples
     are in and at least min_samples were taken. Warm-up runs for warmup_seconds
-    (at least one call) before any sample."""
+    (at least one call) before any sample.
+
+    With ``max_noise`` (a fraction: 0.005 is 0.5%) sampling stops instead once
+    the median is known that well (stats.median_noise) and min_seconds of
+    samples are in; max_seconds is then the time-out that gives up on it."""
 
     warmup_seconds: float = 0.05
     min_samples: int = 10
     max_samples: int = 200
     max_seconds: float = 1.0
+    max_noise: float | None = None
+    min_seconds: float = 0.0
 
 
 @dataclass

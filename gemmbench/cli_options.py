@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from . import validate
-from .options import RANGES, bounds
+from .options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, RANGES, bounds
 from .precision import PRECISIONS
 
 # --------------------------------------------------------------------------
@@ -44,6 +44,12 @@ def ascii_int(low: int | None = None, high=None, why: str = "") -> Number:
 
 def finite_seconds(low: float, high: float) -> Number:
     return Number(validate.parse_finite_float, "seconds", low, high, " seconds")
+
+
+def percent(name: str) -> Number:
+    """A RunOptions field in percent ('0.5' or '0.5%'), with its range from options.RANGES."""
+    low, high = RANGES[name]
+    return Number(validate.parse_percent, "percent", low, high, " percent (0.5 or 0.5% is half a percent)")
 
 
 def bounded(name: str, why: str = "") -> Number:
@@ -107,6 +113,16 @@ def common_options(f):
         click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
         click.option("--budget", type=bounded("budget"), default=None,
                      help=f"Seconds of samples per kernel before stopping (0 to {bounds('budget')[1]:g})."),
+        click.option("--max-noise", type=percent("max_noise"), default=None, metavar="PCT",
+                     help="Stop sampling a kernel once its median is known within this percent (half the width "
+                          "of its 95% confidence interval), instead of after --budget seconds; e.g. 0.5%."),
+        click.option("--min-time", type=bounded("min_time"), default=None,
+                     help="With --max-noise: seconds of samples per kernel before it may stop "
+                          f"(default {DEFAULT_MIN_TIME['gpu']:g} on the GPU, {DEFAULT_MIN_TIME['cpu']:g} on the CPU)."),
+        click.option("--noise-timeout", type=bounded("noise_timeout"), default=None,
+                     help="With --max-noise: seconds of samples per kernel after which it gives up on the target; "
+                          f"the row is flagged unsettled (default {DEFAULT_NOISE_TIMEOUT['gpu']:g} on the GPU, "
+                          f"{DEFAULT_NOISE_TIMEOUT['cpu']:g} on the CPU)."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
         click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table",

@@ -25,6 +25,17 @@ FORMATS = ("table", "markdown", "csv")
 DEFAULT_SIZE = {"gpu": 4096, "cpu": 1024}
 DEFAULT_BUDGET = {"gpu": Budget(0.05, 10, 200, 0.5), "cpu": Budget(0.2, 3, 50, 2.0)}
 TUNE_BUDGET_SECONDS = 0.15  # many candidates: a shorter look at each than run's
+# Stopping on noise (--max-noise, in percent). The one switch: None keeps
+# sampling on time (--budget) unless --max-noise is given; a number (0.5 for
+# 0.5%) makes run, compare, sizes and the API stop on noise unless --budget is
+# given (tune keeps its short time budget unless --max-noise is given).
+DEFAULT_MAX_NOISE: float | None = None
+# With a noise target: the least seconds of samples before it may stop
+# (--min-time), the seconds of samples after which it gives up
+# (--noise-timeout), and the most samples (a row's record keeps them all).
+DEFAULT_MIN_TIME = {"gpu": 0.1, "cpu": 0.5}
+DEFAULT_NOISE_TIMEOUT = {"gpu": 5.0, "cpu": 10.0}
+NOISE_MAX_SAMPLES = 5000
 DEFAULT_TOP = 10
 MAX_KERNEL_TIMEOUT = 3600.0
 
@@ -35,6 +46,7 @@ RANGES = {
     "threads": (1, max_threads), "jobs": (1, max_threads),
     "warmup": (0.0, MAX_WARMUP_SECONDS), "budget": (0.0, MAX_BUDGET_SECONDS),
     "min_samples": (1, MAX_SAMPLES), "max_samples": (1, MAX_SAMPLES),
+    "max_noise": (0.01, 100.0), "min_time": (0.0, MAX_BUDGET_SECONDS), "noise_timeout": (0.0, MAX_BUDGET_SECONDS),
     "kernel_timeout": (0.001, MAX_KERNEL_TIMEOUT),
     "limit": (1, None), "top": (1, None), "gpu": (0, None),
 }
@@ -83,8 +95,10 @@ class RunOptions:
     overrides of their parameters. ``m``, ``n``, ``k``: the shape (None: the
     device's default size); ``sweep``: the sizes of ``sizes``; ``shapes``:
     the shapes of ``sizes --shapes`` (and of ``api``), in order, each once. Sampling:
-    ``warmup``, ``min_samples``, ``max_samples``, ``budget`` (None: the
-    device's default, see ``budget_for``). ``gpu``: one GPU by CUDA index;
+    ``warmup``, ``min_samples``, ``max_samples``, and either ``budget``
+    (seconds of samples) or ``max_noise`` (percent: stop once the median is
+    known that well) with ``min_time`` and ``noise_timeout`` (seconds of
+    samples); None: the device's default, see ``budget_for``. ``gpu``: one GPU by CUDA index;
     ``gpus``: several ('all' or '0,2'), one worker process each.
     """
 
@@ -108,6 +122,9 @@ class RunOptions:
     min_samples: int | None = None
     max_samples: int | None = None
     budget: float | None = None
+    max_noise: float | None = None
+    min_time: float | None = None
+    noise_timeout: float | None = None
     no_tune_cache: bool = False
     gpu: int | None = None
     gpus: str | None = None
@@ -158,6 +175,7 @@ class RunOptions:
         if self.min_samples is not None and self.max_samples is not None and self.min_samples > self.max_samples:
             raise UserError(f"--min-samples {self.min_samples} is larger than --max-samples {self.max_samples}; "
                             "give a minimum no larger than the maximum")
+        self._check_stopping()
         if self.gpu is not None and self.device == "cpu":
             raise UserError(f"--gpu {self.gpu} picks a GPU: it does not go with --device cpu")
         if self.gpus is not None and self.gpu is not None:
@@ -189,6 +207,31 @@ class RunOptions:
                 raise UserError(f"shape {entry.shape} is given twice: a sweep measures each shape once")
             seen.add(entry.shape)
 
+    def _check_stopping(self) -> None:
+        """One stopping rule: on time (--budget) or on noise (--max-noise, with
+        --min-time and --noise-timeout)."""
+        if self.min_time is not None and self.noise_timeout is not None and self.min_time > self.noise_timeout:
+            raise UserError(f"--min-time {self.min_time:g} is longer than --noise-timeout {self.noise_timeout:g}; "
+                            "give a minimum no longer than the time-out")
+        if self.max_noise is not None and self.budget is not None:
+            raise UserError(f"--max-noise {self.max_noise:g} and --budget {self.budget:g} conflict: "
+                            "one stops on the median's noise, the other on time; give one of them")
+        given = [name for name in ("min_time", "noise_timeout") if getattr(self, name) is not None]
+        if given and self.noise_target is None:
+            raise UserError(f"{_flag(given[0])} {getattr(self, given[0]):g} goes with --max-noise "
+                            "(without it sampling stops on --budget); give --max-noise too")
+
+    @property
+    def noise_target(self) -> float | None:
+        """The noise target in percent, or None when sampling stops on time:
+        --max-noise, else DEFAULT_MAX_NOISE unless --budget was given (or the
+        command is tune, which keeps its short budget)."""
+        if self.max_noise is not None:
+            return self.max_noise
+        if self.budget is not None or self.command == "tune":
+            return None
+        return DEFAULT_MAX_NOISE
+
     # -- what the options mean on a device ---------------------------------------
     def shape(self, device: str) -> Shape:
         """The -m/-n/-k shape, a missing dimension taking the device's default size."""
@@ -200,13 +243,23 @@ class RunOptions:
         given. A default bound gives way to a bound the user gave, so
         ``max_samples=1`` alone lowers the default minimum instead of clashing."""
         base = DEFAULT_BUDGET[device]
-        seconds = self.budget
-        if seconds is None:
-            seconds = TUNE_BUDGET_SECONDS if self.command == "tune" else base.max_seconds
+        noise = self.noise_target
+        if noise is None:
+            seconds = self.budget
+            if seconds is None:
+                seconds = TUNE_BUDGET_SECONDS if self.command == "tune" else base.max_seconds
+            default_max = base.max_samples
+        else:  # the time-out is the budget's most seconds; the row says which one stopped it
+            seconds = DEFAULT_NOISE_TIMEOUT[device] if self.noise_timeout is None else self.noise_timeout
+            default_max = NOISE_MAX_SAMPLES
         low, high = self.min_samples, self.max_samples
-        max_samples = high or max(base.max_samples, low or 0)
-        return Budget(base.warmup_seconds if self.warmup is None else self.warmup,
-                      low or min(base.min_samples, max_samples), max_samples, seconds)
+        max_samples = high or max(default_max, low or 0)
+        budget = Budget(base.warmup_seconds if self.warmup is None else self.warmup,
+                        low or min(base.min_samples, max_samples), max_samples, seconds)
+        if noise is None:
+            return budget
+        min_time = min(DEFAULT_MIN_TIME[device], seconds) if self.min_time is None else self.min_time
+        return dataclasses.replace(budget, max_noise=noise / 100, min_seconds=min_time)
 
     @property
     def use_tuning(self) -> bool:

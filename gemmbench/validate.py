@@ -84,6 +84,16 @@ def parse_finite_float(text: str) -> float:
     return value
 
 
+def parse_percent(text: str) -> float:
+    """A percentage: a finite ASCII number, with or without a trailing '%'
+    ('0.5' and '0.5%' are both half a percent, never a fraction)."""
+    stripped = text.strip(_ASCII_SPACE)
+    try:
+        return parse_finite_float(stripped[:-1] if stripped.endswith("%") else stripped)
+    except ValueError:
+        raise ValueError(f"{stripped!r} is not a percentage (a finite number, '%' after it or not)") from None
+
+
 # --------------------------------------------------------------------------
 # memory
 # --------------------------------------------------------------------------

@@ -59,3 +59,17 @@ def test_bad_input_raises_user_error(kwargs, fragment):
     with pytest.raises(UserError, match=None) as caught:
         api.run(device="cpu", **{**FAST, **kwargs})
     assert fragment in str(caught.value)
+
+
+def test_a_noise_target_from_python_stops_each_row_on_noise_and_says_so():
+    """max_noise (percent) as on the command line: a loose 50% target is met
+    within the first samples (a median known to +-50%), so each row says it
+    stopped on noise, not on time."""
+    record = api.run(kernels=[1], shapes=[8], device="cpu", warmup=0.0, max_noise=50, min_time=0.0,
+                     noise_timeout=5.0)
+    rows = api.rows(record)
+    assert [r["stopped"] for r in rows] == ["noise", "noise"]
+    assert all(r["median_noise"] <= 0.5 for r in rows)
+    assert all(r.notes["max_noise"] == 0.5 and "unsettled" not in r.flags for r in record.results)
+    with pytest.raises(UserError, match="--max-noise 0.5 and --budget 1 conflict"):
+        api.run(kernels=[1], device="cpu", max_noise=0.5, budget=1.0)

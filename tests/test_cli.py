@@ -160,3 +160,13 @@ def test_tune_needs_a_gpu(capsys, no_gpu):
     assert_one_line_error(code, err, "no usable GPU")
     code, out, err = run(capsys, "tune", "--device", "gpu")
     assert_one_line_error(code, err, "give -i or one --kernel-file")
+
+
+def test_max_noise_records_why_each_row_stopped_and_v_shows_it(capsys, tmp_path):
+    code, out, err = run(capsys, "compare", "-i", "1", "--device", "cpu", "--warmup", "0", "-m", "8", "-n", "8",
+                         "-k", "8", "--max-noise", "50%", "--min-time", "0", "--results-dir", str(tmp_path), "-v")
+    assert code == 0 and "stopped on noise (median +-" in err and "target 50%)" in err
+    assert "Sampling stopped once the median's 95% confidence interval was within +-50%" in out
+    saved = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert [r["notes"]["stopped"] for r in saved["results"]] == ["noise", "noise"]
+    assert saved["options"]["max_noise"] == 50.0 and saved["options"]["budget"] is None

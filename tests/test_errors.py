@@ -43,6 +43,9 @@ BAD_VALUES = {
     "--threads": ["0", "10000", "-3", "two", "1025"],
     "--min-samples": ["0", "100001", "nan"],
     "--max-samples": ["0", "-2", "1e3"],
+    "--max-noise": ["0", "0%", "nan", "inf%", "-0.5", "101", "0.5%%", "%", "half", "5e-3%x"],
+    "--min-time": ["nan", "-1", "601", "1s"],
+    "--noise-timeout": ["inf", "-0.1", "601", "10%"],
     "-m": ["0", "９", "-5", "2147483648", "99999999999", "1e3", ""],
     "-n": ["0", "٣", "2147483648", "1.5"],
     "-k": ["-1", "4294967296", "k", "2147483647"],
@@ -58,6 +61,10 @@ CONFLICTS = [
     (["--json", "--format", "csv"], "--format csv"),
     (["--json", "--format", "markdown"], "--format markdown"),
     (["--min-samples", "9", "--max-samples", "3"], "--min-samples 9"),
+    (["--max-noise", "0.5%", "--budget", "1"], "--max-noise 0.5 and --budget 1 conflict"),
+    (["--min-time", "1"], "--min-time 1 goes with --max-noise"),
+    (["--noise-timeout", "2"], "--noise-timeout 2 goes with --max-noise"),
+    (["--max-noise", "1", "--min-time", "3", "--noise-timeout", "2"], "--min-time 3 is longer"),
 ]
 
 # sweeps that must be refused: (sweep, the part the message names)
@@ -412,6 +419,10 @@ def test_full_width_and_underscore_numbers_are_not_numbers():
         with pytest.raises(ValueError):
             validate.parse_finite_float(text)
     assert validate.parse_finite_float("1e-3") == 0.001 and validate.parse_finite_float(".5") == 0.5
+    assert validate.parse_percent(" 0.5% ") == 0.5 == validate.parse_percent("0.5")  # percent, never a fraction
+    for text in ("%", "0.5%%", "%0.5", "nan%", "0,5%"):
+        with pytest.raises(ValueError):
+            validate.parse_percent(text)
 
 
 def test_the_matrix_is_large_enough():

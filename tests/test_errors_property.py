@@ -13,7 +13,7 @@ pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 NUMERIC_OPTIONS = ["--warmup", "--budget", "--seed", "--threads", "--min-samples", "--max-samples",
-                   "-m", "-n", "-k", "-i"]
+                   "--max-noise", "--min-time", "--noise-timeout", "-m", "-n", "-k", "-i"]
 VALUES = st.one_of(
     st.integers(-2 ** 70, 2 ** 70).map(str),
     st.integers(0, 5000).map(str),

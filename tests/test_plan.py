@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from gemmbench.errors import UserError
-from gemmbench.options import RunOptions
+from gemmbench import options as options_module
+from gemmbench.options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, NOISE_MAX_SAMPLES, RunOptions
 from gemmbench.plan import Row, build_plan
 from gemmbench.precision import comparison_precision
 from gemmbench.rungs import ladder
@@ -28,6 +29,9 @@ def gpu_plan(**given):
     ("kernel_timeout", 0.0, "--kernel-timeout"), ("gpu", -1, "--gpu"), ("seed", "3", "not a number"),
     ("seed", True, "not a number"), ("fmt", "xml", "--format xml"), ("device", "tpu", "--device tpu"),
     ("precisions", ("fp64",), "--precision fp64"), ("command", "bench", "unknown command"),
+    ("max_noise", 0.0, "--max-noise 0.0 is out of range"), ("max_noise", 101.0, "--max-noise"),
+    ("max_noise", "0.5%", "--max-noise '0.5%': not a number"), ("min_time", -1.0, "--min-time"),
+    ("noise_timeout", float("inf"), "--noise-timeout inf"),
 ])
 def test_options_out_of_range_are_one_line_from_python_too(field, value, fragment):
     with pytest.raises(UserError, match=fragment.replace("+", r"\+")):
@@ -42,6 +46,10 @@ def test_options_out_of_range_are_one_line_from_python_too(field, value, fragmen
     ({"gpus": "all", "device": "cpu"}, "--gpus"),
     ({"all_rungs": True, "kernels": (3,)}, "either --all or -i"),
     ({"kernels": (-1,)}, "rung ids are >= 0"),
+    ({"max_noise": 0.5, "budget": 1.0}, "--max-noise 0.5 and --budget 1 conflict"),
+    ({"min_time": 1.0}, "--min-time 1 goes with --max-noise"),
+    ({"noise_timeout": 3.0, "budget": 1.0}, "--noise-timeout 3 goes with --max-noise"),
+    ({"max_noise": 1.0, "min_time": 3.0, "noise_timeout": 2.0}, "--min-time 3 is longer than --noise-timeout 2"),
 ])
 def test_options_that_clash_are_refused(given, fragment):
     with pytest.raises(UserError, match=fragment):
@@ -63,6 +71,30 @@ def test_budgets_give_way_to_what_the_user_gave():
     assert RunOptions(command="tune").budget_for("gpu").max_seconds == 0.15
     only_max = RunOptions(max_samples=1).budget_for("cpu")
     assert (only_max.min_samples, only_max.max_samples) == (1, 1)  # no clash with the default minimum
+
+
+def test_a_noise_target_makes_the_budget_stop_on_noise():
+    """--max-noise is in percent; the budget carries it as a fraction, its
+    time-out as the most seconds, and the device's defaults where not given."""
+    assert RunOptions().budget_for("gpu").max_noise is None  # today's default: stop on time
+    gpu = RunOptions(max_noise=0.5).budget_for("gpu")
+    assert (gpu.max_noise, gpu.min_seconds, gpu.max_seconds, gpu.max_samples) == (
+        0.005, DEFAULT_MIN_TIME["gpu"], DEFAULT_NOISE_TIMEOUT["gpu"], NOISE_MAX_SAMPLES)
+    cpu = RunOptions(max_noise=2, min_time=0.25, noise_timeout=3, max_samples=400, device="cpu").budget_for("cpu")
+    assert (cpu.max_noise, cpu.min_seconds, cpu.max_seconds, cpu.max_samples) == (0.02, 0.25, 3, 400)
+    short = RunOptions(max_noise=1, noise_timeout=0.05).budget_for("cpu")
+    assert short.min_seconds == 0.05  # the default minimum never outlasts a shorter time-out
+    assert RunOptions(max_noise=1).saved()["max_noise"] == 1
+
+
+def test_flipping_the_default_to_noise_is_one_constant(monkeypatch):
+    monkeypatch.setattr(options_module, "DEFAULT_MAX_NOISE", 0.5)
+    assert RunOptions().budget_for("gpu").max_noise == 0.005
+    assert RunOptions(budget=1.0).budget_for("gpu").max_noise is None  # --budget still stops on time
+    assert RunOptions(command="tune").budget_for("gpu").max_noise is None  # tune keeps its short budget
+    assert RunOptions(min_time=0.2).budget_for("gpu").min_seconds == 0.2  # no --max-noise needed then
+    with pytest.raises(UserError, match="--min-time 0.2 goes with --max-noise"):
+        RunOptions(min_time=0.2, budget=1.0)
 
 
 def test_compare_all_on_the_cpu_groups_rows_by_thread_count():

@@ -120,7 +120,8 @@ import pytest
 from gemmbench import cli
 from gemmbench.output.report import Reporter, result_csv_rows, sweep_tables
 from gemmbench.output.report import format_number
-from gemmbench.records.results import THROTTLED, measurement_flags, percent_of_peak
+from gemmbench.records.results import THROTTLED, UNSETTLED, measurement_flags, percent_of_peak
+from gemmbench.output.format import flag_lines
 
 
 def wide_record():
@@ -274,3 +275,30 @@ def test_sizes_csv_is_one_row_per_kernel_and_size(capsys):
     assert code == 0 and [(r["kernel_id"], r["M"]) for r in rows] == [
         (k, m) for m in ("4", "8", "12") for k in ("0", "1")]
     assert all(float(r["gflops"]) > 0 for r in rows)
+
+
+def test_unsettled_rows_are_flagged_in_every_format_and_the_footer_counts_the_stops():
+    target = {"max_noise": 0.005}
+    rows = [kr(0, 1e-3, notes={"stopped": "noise", "median_noise": 0.002, **target}),
+            kr(1, 2e-3, notes={"stopped": "timeout", "median_noise": 0.02, **target}),
+            kr(2, 3e-3, notes={"stopped": "samples", "median_noise": 0.004, **target})]
+    for r in rows:
+        r.flags = measurement_flags(r)
+    assert [r.flags for r in rows] == [[], ["unsettled"], []]  # reached the target at the cap: settled
+    rec = gpu_record(rows)
+    cols = [c.name for c in result_columns(rec)]
+    table = dict(zip(cols, result_rows(rec)[1]))
+    assert table["flags"] == "unsettled" and table["GFLOP/s"].endswith(")?")
+    assert "unsettled" in to_markdown(cols, result_rows(rec))
+    header, csv_rows = result_csv_rows(rec)
+    assert dict(zip(header, csv_rows[1]))["flags"] == "unsettled"
+    footer = footer_lines(rec)
+    assert any("1 on noise, 1 on samples, 1 on timeout of 3 timed rows; 1 short of it (unsettled)" in line
+               and "+-0.5%" in line for line in footer)
+    assert any("unsettled:" in line for line in flag_lines(rec))
+    assert not any("Sampling stopped" in line for line in footer_lines(gpu_record([kr(0, 1e-3)])))
+
+
+def test_budget_rows_are_never_unsettled():
+    row = kr(1, 1e-3, notes={"stopped": "budget", "median_noise": 0.3})
+    assert UNSETTLED not in measurement_flags(row)

@@ -147,6 +147,16 @@ CASES = {
     "bad device": (lambda: _edit(lambda d: d.update(device="tpu")), 'device should be "gpu" or "cpu"'),
     "passed without samples": (lambda: _edit(lambda d: d["results"][0].update(samples_s=[])),
                                "samples_s is empty"),
+    "unknown stop reason": (lambda: _edit(lambda d: d["results"][0]["notes"].update(stopped="bored")),
+                            'results[0].notes.stopped should be one of noise, budget, samples, timeout, not "bored"'),
+    "stop reason not text": (lambda: _edit(lambda d: d["results"][0]["notes"].update(stopped=1)),
+                             "results[0].notes.stopped should be a string"),
+    "negative median noise": (lambda: _edit(lambda d: d["results"][0]["notes"].update(median_noise=-0.1)),
+                              "results[0].notes.median_noise should be >= 0"),
+    "zero noise target": (lambda: _edit(lambda d: d["results"][0]["notes"].update(max_noise=0)),
+                          "results[0].notes.max_noise should be > 0"),
+    "noise target over 1": (lambda: _edit(lambda d: d["results"][0]["notes"].update(max_noise=5)),
+                            "results[0].notes.max_noise should be >= 0 and <= 1"),
 }
 
 
@@ -215,3 +225,19 @@ def test_saved_record_carries_the_gpu_index():
     r = KernelResult("gpu", 0, "cuBLAS", "fp32", Shape(8, 8, 8), "pass", samples=[1e-6], gpu=1)
     data = json.loads(to_json(RunRecord("run", "gpu", {}, {}, [r])))
     assert data["results"][0]["gpu"] == 1 and KernelResult.from_dict(data["results"][0]).gpu == 1
+
+
+def test_why_sampling_stopped_round_trips_and_old_records_load_without_it(tmp_path):
+    """notes.stopped/median_noise/max_noise are kept as written; a row
+    without them (every record before --max-noise) loads as before, unflagged."""
+    assert all("stopped" not in r.notes for p in RECORDS for r in load(p).record.results)
+    shape = Shape(8, 8, 8)
+    settled = KernelResult("cpu", 1, "naive", "fp32", shape, "pass", samples=[1e-6] * 8,
+                           notes={"stopped": "noise", "median_noise": 0.0, "max_noise": 0.005})
+    short = KernelResult("cpu", 2, "blocked", "fp32", shape, "pass", samples=[1e-6, 2e-6, 3e-6],
+                         notes={"stopped": "timeout", "median_noise": None, "max_noise": 0.005}, flags=["unsettled"])
+    path = tmp_path / "noise.json"
+    write_atomic(path, to_json(RunRecord("compare", "cpu", {"max_noise": 0.5}, {}, [settled, short])))
+    back = load(path).record.results
+    assert [r.notes for r in back] == [settled.notes, short.notes]
+    assert [r.flags for r in back] == [[], ["unsettled"]]

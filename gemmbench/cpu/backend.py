@@ -190,7 +190,8 @@ class CpuBackend:
                 times.append(time.perf_counter() - t0)
             return times
 
-        return sample(take, budget, per_call), {"calls_per_sample": 1}
+        sampled = sample(take, budget, per_call)
+        return sampled.samples, {"calls_per_sample": 1, **sampled.notes()}
 
     def reference(self, problem: Problem, inputs: str = "fp32") -> tuple[np.ndarray, np.ndarray]:
         _fp32_only(inputs)

@@ -16,6 +16,7 @@ baseline's samples and theirs, so their "% of" figures are suspect).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -30,6 +31,7 @@ from ..precision import precision as precision_class
 from ..spec import KernelSpec, Params
 from ..records.results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult, baseline_for, measurement_flags
 from ..stats import relative_shift, shifted, summarize
+from ..timing import stop_text
 from ..verify import Expectation, Verification, combine
 
 if TYPE_CHECKING:
@@ -127,6 +129,7 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
         plan.log(f"{spec.name} {problem.shape}: time")
         result.samples, result.notes, disturbed = measure_watched(backend, gemm, plan.budget, plan.flush_l2,
                                                                   result.threads)
+        plan.log(f"{spec.name} {problem.shape}: {stop_text(len(result.samples), result.notes)}")
         result.flags = measurement_flags(result) + ([DISTURBED] if disturbed else [])
         result.status = "pass"
     except Exception as exc:  # a crashing kernel is a failed kernel, not a crashed tool
@@ -215,8 +218,10 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
         if base is not None and base is not r and r.status == "pass":
             compared.setdefault(id(base), [base]).append(r)
     b = plan.budget
-    brief = Budget(min(b.warmup_seconds, RECHECK_WARMUP_SECONDS), min(b.min_samples, RECHECK_SAMPLES // 4),
-                   min(b.max_samples, RECHECK_SAMPLES), b.max_seconds / 4)
+    brief = dataclasses.replace(b, warmup_seconds=min(b.warmup_seconds, RECHECK_WARMUP_SECONDS),
+                                min_samples=min(b.min_samples, RECHECK_SAMPLES // 4),
+                                max_samples=min(b.max_samples, RECHECK_SAMPLES),
+                                max_seconds=b.max_seconds / 4, min_seconds=b.min_seconds / 4)
     for base, *others in compared.values():
         entry = entry_of[id(base)]
         plan.log(f"{base.name} {base.shape}: measured again")

@@ -169,12 +169,14 @@ class EventTimer:
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
         """Warm up, then sample. Returns (samples in seconds, notes): the notes
-        hold calls_per_sample and the clock during the samples (clock_notes)."""
+        hold calls_per_sample, why sampling stopped (timing.Sampled.notes) and
+        the clock during the samples (clock_notes)."""
         per_call = warm_up(lambda: gemm(alpha, beta), self.stream.synchronize, budget.warmup_seconds)
         self.clock.reset()
         with ClockMonitor() as clocks:
-            samples, repeats = self._sample(gemm, alpha, beta, budget, flush_l2, per_call)
-        return samples, {"calls_per_sample": repeats, **with_cycle_clock(clocks.notes(), self.clock.mhz())}
+            sampled, repeats = self._sample(gemm, alpha, beta, budget, flush_l2, per_call)
+        return sampled.samples, {"calls_per_sample": repeats, **sampled.notes(),
+                                 **with_cycle_clock(clocks.notes(), self.clock.mhz())}
 
     def _sample(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool, per_call: float):
         state = {"repeats": 1, "chunk": _MAX_QUEUED // 3}
@@ -193,7 +195,8 @@ class EventTimer:
             per_call = sorted(take(8))[4]
             state["repeats"] = max(1, min(_MAX_REPEATS, math.ceil(_TARGET_SAMPLE_SECONDS / per_call)))
             state["chunk"] = max(1, _MAX_QUEUED // (state["repeats"] + 2))
-        return sample(take, budget, per_call, max_chunk=state["chunk"]), state["repeats"]
+        return sample(take, budget, per_call, max_chunk=state["chunk"], calls_per_sample=state["repeats"]), \
+            state["repeats"]
 
 
 def with_cycle_clock(notes: dict, cycle_mhz: float | None) -> dict:

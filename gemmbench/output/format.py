@@ -11,14 +11,17 @@ import math
 
 from ..backend import Shape
 from ..options import NamedShape
-from ..records.results import BASELINE_SHIFTED, DISTURBED, NOISY, SHIFTED, THROTTLED, KernelResult, RunRecord
-from ..stats import NOISY_RELATIVE_IQR
+from ..records.results import (BASELINE_SHIFTED, DISTURBED, NOISY, SHIFTED, THROTTLED, UNSETTLED, KernelResult,
+                               RunRecord)
+from ..stats import MEDIAN_CONFIDENCE, NOISY_RELATIVE_IQR
 
 BASELINE_NAME = {"gpu": "cuBLAS", "cpu": "OpenBLAS"}
 
 # What each flag means, and the letter that marks it in the sizes table.
 FLAG_MEANING = {
     NOISY: ("N", f"its samples spread more than {100 * NOISY_RELATIVE_IQR:.0f}% (IQR / median)"),
+    UNSETTLED: ("U", f"its median's {100 * MEDIAN_CONFIDENCE:.0f}% confidence interval was still wider than "
+                     f"--max-noise when it timed out (or reached --max-samples)"),
     DISTURBED: ("D", "its threads waited for a CPU core while it was timed (another process ran, or more threads "
                      "than cores)"),
     THROTTLED: ("T", "the GPU throttled during its samples"),

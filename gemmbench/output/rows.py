@@ -12,8 +12,10 @@ import math
 from dataclasses import dataclass
 
 from ..precision import PRECISIONS
-from ..records.results import KernelResult, RunRecord, percent_of_peak, sm_clock_mhz
+from ..records.results import KernelResult, RunRecord, is_unsettled, percent_of_peak, sm_clock_mhz
 from ..spec import KernelSpec
+from ..stats import MEDIAN_CONFIDENCE
+from ..timing import STOP_REASONS
 from .format import (BASELINE_NAME, csv_flags, doubtful, flag_letters, format_error, format_flags, format_number,
                      format_params, format_rate, format_time, kernel_label, percent_doubtful, plain_number,
                      record_shape_set, status_text)
@@ -126,6 +128,7 @@ def footer_lines(record: RunRecord) -> list[str]:
     if notes:
         lines.append("Precision: " + "; ".join(notes) + "; max rel err is |C - ref| over "
                      "|alpha|*|A|@|B| + |beta|*|C0|.")
+    lines += stop_lines(record)
     shown = set()
     for r in record.results:
         key = (r.kernel_id, r.name, r.shape, tuple(r.params.items()))
@@ -134,6 +137,20 @@ def footer_lines(record: RunRecord) -> list[str]:
             how = "tuned (gemmbench tune)" if r.params_source == "tuned" else "chosen for the shape"
             lines.append(f"rung {r.kernel_id} at {r.shape}: {how}: {format_params(r.params)}")
     return lines
+
+
+def stop_lines(record: RunRecord) -> list[str]:
+    """With a noise target (--max-noise): why the rows stopped, and how many
+    stopped short of it (nothing for a run that stopped on time)."""
+    targeted = [r for r in record.results if r.notes.get("max_noise") is not None and r.notes.get("stopped")]
+    if not targeted:
+        return []
+    counts = [f"{n} on {reason}" for reason in STOP_REASONS
+              if (n := sum(r.notes["stopped"] == reason for r in targeted))]
+    unsettled = sum(is_unsettled(r.notes) for r in targeted)
+    return [f"Sampling stopped once the median's {100 * MEDIAN_CONFIDENCE:.0f}% confidence interval was within "
+            f"+-{100 * targeted[0].notes['max_noise']:.3g}% (--max-noise), after --min-time: {', '.join(counts)} "
+            f"of {len(targeted)} timed rows" + (f"; {unsettled} short of it (unsettled)." if unsettled else ".")]
 
 
 def results_title(record: RunRecord) -> str:

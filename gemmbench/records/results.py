@@ -31,6 +31,7 @@ DISTURBED = "disturbed"  # its threads waited for a core while it was timed (ben
 THROTTLED = "throttled"  # the GPU throttled during its samples
 SHIFTED = "shifted"  # a baseline that timed differently when measured again after the rungs
 BASELINE_SHIFTED = "baseline-shifted"  # its "% of baseline" is against a shifted baseline
+UNSETTLED = "unsettled"  # sampled towards a noise target (--max-noise) and stopped before reaching it
 # A GPU row counts as throttled when this share of its sampling time was throttled.
 THROTTLED_FRACTION = 0.05
 
@@ -106,11 +107,24 @@ def is_throttled(notes: dict) -> bool:
     return bool(notes.get("throttle"))
 
 
+def is_unsettled(notes: dict) -> bool:
+    """From the notes of a measurement: it had a noise target and stopped
+    short of it (timed out, or reached --max-samples first; median_noise is
+    None where too few samples gave no confidence interval at all)."""
+    target = notes.get("max_noise")
+    if target is None or notes.get("stopped") is None:
+        return False
+    noise = notes.get("median_noise")
+    return noise is None or noise > target
+
+
 def measurement_flags(result: KernelResult) -> list[str]:
-    """The flags a result's own samples and notes show (noisy, throttled)."""
+    """The flags a result's own samples and notes show (noisy, unsettled, throttled)."""
     flags = []
     if result.stats is not None and result.stats.noisy:
         flags.append(NOISY)
+    if is_unsettled(result.notes):
+        flags.append(UNSETTLED)
     if is_throttled(result.notes):
         flags.append(THROTTLED)
     return flags

@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import __version__, fsutil
 from ..errors import UserError
 from ..precision import PRECISIONS
+from ..timing import STOP_REASONS
 from ..validate import MAX_DIMENSION, MAX_THREADS
 from .results import READABLE_SCHEMAS, KernelResult, RunRecord, git_commit
 
@@ -339,11 +340,18 @@ def _result(r, where: str) -> KernelResult:
 
 
 def _notes(notes: dict, where: str) -> None:
-    """The notes a display reads: clocks, throttling, the kernel file."""
+    """The notes a display reads: clocks, throttling, why sampling stopped, the kernel file."""
     _in_range(_optional(notes, "sm_clock_mhz", float, None, where), 0, 1e6, f"{where}sm_clock_mhz")
     _in_range(_optional(notes, "throttled_share", float, None, where), 0, 1, f"{where}throttled_share")
     _in_range(_optional(notes, "cpu_wait_fraction", float, None, where), 0, math.inf, f"{where}cpu_wait_fraction")
     _in_range(_optional(notes, "calls_per_sample", int, None, where), 1, 2 ** 63, f"{where}calls_per_sample")
     _strings(notes, "throttle", where)
+    stopped = _optional(notes, "stopped", str, None, where)
+    if stopped is not None and stopped not in STOP_REASONS:
+        raise _Invalid(f"{where}stopped should be one of {', '.join(STOP_REASONS)}, not {_describe(stopped)}")
+    _in_range(_optional(notes, "median_noise", float, None, where), 0, math.inf, f"{where}median_noise")
+    max_noise = _in_range(_optional(notes, "max_noise", float, None, where), 0, 1, f"{where}max_noise")
+    if max_noise == 0:
+        raise _Invalid(f"{where}max_noise should be > 0, not 0")
     for key in ("kernel_file", "kernel_sha256"):
         _optional(notes, key, str, None, where)
