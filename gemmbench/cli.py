@@ -26,6 +26,7 @@ from .kernelfile import KernelFileError, load as load_kernel_file, parse_overrid
 from .cli_options import (POSITIVE, RUNG_ID, THREADS, DirectoryPath, benchmark_options, gpu_option, precision_option,
                           shape_options)
 from .options import RunOptions
+from .output.fleet import show_fleet
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
 from .output.runs import show_diff, show_record, show_side_by_side
@@ -121,9 +122,19 @@ def tune(kernel_id, **given):
               help="Draw a sizes record's GFLOP/s against size into this image (needs matplotlib). "
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
-def show(records, fmt, plot, overwrite):
-    """Saved records: one as its run printed it; several side by side."""
+@click.option("--summary", is_flag=True, help="A fleet's records: one line per GPU, ratios to the median GPU of "
+                                              "its model, outliers flagged (see the README).")
+@click.option("--fail-on-outlier", is_flag=True, help="With --summary: exit 1 when a GPU is flagged.")
+@click.option("--json", "as_json", is_flag=True, help="With --summary: print it as JSON on stdout.")
+def show(records, fmt, plot, overwrite, summary, fail_on_outlier, as_json):
+    """Saved records: one as its run printed it; several side by side; --summary for many GPUs."""
+    if (fail_on_outlier or as_json) and not summary:
+        raise UserError("--fail-on-outlier and --json go with --summary")
+    if summary and plot is not None:
+        raise UserError("--summary draws no plot: drop --plot")
     loaded = [load(path) for path in records]
+    if summary:
+        return show_fleet(loaded, fmt, as_json, fail_on_outlier)
     if plot is not None:
         if len(loaded) != 1 or loaded[0].record.command != "sizes":
             raise UserError(f"--plot draws one sizes record; got {', '.join(l.record.command for l in loaded)}")
