@@ -8,18 +8,19 @@ the one text path (``text.printable``, by the Reporter and the tables).
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
 
 import click
 
 from ..errors import UserError
 from ..precision import PRECISIONS
-from ..records.fleet import LIBRARY_CLASSES, FleetSummary, GpuLine, rule_text, summarize
+from ..records.fleet import LIBRARY_CLASSES, OUTLIER_Z, FleetSummary, GpuLine, rule_text, summarize
 from ..records.results import KernelResult, strict_json
 from ..records.store import Loaded
 from .format import BASELINE_NAME, DOUBTFUL_NOTE, doubtful, format_number, format_rate, plain_number
 from .report import Reporter
-from .rows import Column, text_column, words_column
+from .rows import Column, text_column
 from .runrows import flag_legend
 from .table import fit_table, left_out_line
 
@@ -44,12 +45,13 @@ def _classes(summary: FleetSummary) -> tuple[list[str], list[str]]:
 
 
 def summary_columns(summary: FleetSummary) -> list[Column]:
+    """The columns of a table; a table holds one model at one shape (its title names them)."""
     libraries, rungs = _classes(summary)
     return ([text_column("host", "host", 10), Column("GPU", "GPU", 9), text_column("PCI", "PCI", 3),
-             text_column("UUID", "UUID", 2), text_column("model", "model", 8), Column("driver", "driver", 4, "left")]
+             text_column("UUID", "UUID", 2), Column("driver", "driver", 4, "left")]
             + [_library_column(c) for c in libraries] + [_best_column(c) for c in rungs]
             + [Column("SM MHz", "MHz", 5), Column("throttled", "thr", 6), Column("/ median", "/med", 9),
-               words_column("outlier", "outlier", 10)])
+               text_column("outlier", "outlier", 10, limit=40)])  # listed whole under the table
 
 
 def _figure(row: KernelResult | None, percent: float | None = None, base: KernelResult | None = None) -> str:
@@ -64,7 +66,7 @@ def _line_cells(line: GpuLine, libraries: list[str], rungs: list[str]) -> list[s
     g = line.gpu
     share = line.throttled_share
     cells = [g.host or "?", "?" if g.index is None else str(g.index), g.pci_bus_id or "-", g.uuid or "-",
-             g.model, g.driver or "-"]
+             g.driver or "-"]
     cells += [_figure(line.library.get(c)) for c in libraries]
     cells += [_figure(line.best.get(c), line.percent_of_library(c),
                       line.library.get(PRECISIONS[c].library)) for c in rungs]
@@ -82,15 +84,16 @@ def _header_lines(summary: FleetSummary) -> list[str]:
         lines.append(f"{merged} GPU{'s' * (merged != 1)} in several records: merged, the newest record's row wins "
                      f"for each kernel, precision and shape")
     if len(summary.shapes) > 1:
-        lines.append(f"{len(summary.shapes)} shapes ({', '.join(map(str, summary.shapes))}): one table per shape; "
-                     f"GPUs are compared within their model and shape")
+        lines.append(f"{len(summary.shapes)} shapes ({', '.join(map(str, summary.shapes))}): GPUs are compared "
+                     f"within their model and shape")
     for group in summary.groups:
         if group.shape is None:
             continue
-        bases = sorted(line.library["fp32"].gflops for line in group.lines if "fp32" in line.library)
-        median_base = f", median {LIBRARY} FP32 {format_rate(bases[len(bases) // 2])} GFLOP/s" if bases else ""
-        rule = (f"; ratio MAD {100 * group.mad:.2f}%, outside {group.median_ratio - 3.5 * group.sigma:.3f}.."
-                f"{group.median_ratio + 3.5 * group.sigma:.3f} is an outlier" if group.judged else "")
+        bases = [line.library["fp32"].gflops for line in group.lines if "fp32" in line.library]
+        median_base = f", median {LIBRARY} FP32 {format_rate(statistics.median(bases))} GFLOP/s" if bases else ""
+        reach = OUTLIER_Z * group.sigma if group.judged else 0
+        rule = (f"; ratio MAD {100 * group.mad:.2f}%, outside {group.median_ratio - reach:.3f}.."
+                f"{group.median_ratio + reach:.3f} is an outlier" if group.judged else "")
         lines.append(f"{group.model} at {group.shape}: {len(group.lines)} GPUs{median_base}{rule}")
     return lines
 
@@ -133,22 +136,21 @@ def summary_csv(summary: FleetSummary) -> tuple[list[str], list[list[str]]]:
 
 
 def show_summary(reporter: Reporter, summary: FleetSummary) -> None:
+    """A table per model and shape; markdown has one table, with the model
+    (and the shape, when there are several) in a column."""
     columns = summary_columns(summary)
     libraries, rungs = _classes(summary)
     several = len(summary.shapes) > 1
     tables, rows, dropped = [], [], []
-    for shape in [*summary.shapes, None]:
-        lines = [line for line in summary.lines if line.shape == shape]
-        if not lines:
-            continue
-        cells = [_line_cells(line, libraries, rungs) for line in lines]
-        styles = ["red" if line.outlier else None for line in lines]
-        title = f"gemmbench show --summary · {shape or 'no rows'} · GFLOP/s"
+    for group in summary.groups:
+        cells = [_line_cells(line, libraries, rungs) for line in group.lines]
+        styles = ["red" if line.outlier else None for line in group.lines]
+        title = f"gemmbench show --summary · {group.model} · {group.shape or 'no rows'} · GFLOP/s"
         table, dropped_here = fit_table(reporter.out, title, columns, cells, styles)
         tables.append(table)
         dropped += [c for c in dropped_here if c not in dropped]
-        rows += [[str(shape or "-"), *row] for row in cells] if several else cells
-    header = (["shape"] if several else []) + [c.name for c in columns]
+        rows += [[str(group.shape or "-")] * several + [group.model, *row] for row in cells]
+    header = ["shape"] * several + ["model"] + [c.name for c in columns]
     flagged = [r for line in summary.lines for r in [*line.library.values(), *line.best.values()] if r.flags]
     reporter.show(tables, header, rows, lines_before=_header_lines(summary),
                   lines_after=_footer_lines(summary, flagged) + left_out_line(dropped),

@@ -16,20 +16,20 @@ one folder); this module only reads what those runs saved. The view is
   H200s. Records of several shapes give one group per shape.
 - **The key figure** of a GPU is its speed relative to its peers: for each
   row it shares with them (kernel, precision, shape; the fastest row where a
-  tuning record holds several), its GFLOP/s over the peers' median for that
-  row; the geometric mean of these ratios. 1.0 is the median GPU; 0.85 is 15%
-  slower on a typical row.
+  tuning record holds several), its GFLOP/s over the median of its model's
+  GPUs (itself included) for that row; the geometric mean of these ratios.
+  1.0 is the median GPU; 0.85 is 15% slower on a typical row.
 - **Outliers** (flagged, each with its reason): a key figure with
   ``|x - median| / (1.4826 * MAD) > 3.5`` within its model and shape (the
   MAD rule of Iglewicz and Hoaglin; 1.4826 makes the MAD a normal
   distribution's standard deviation), judged only where at least MIN_PEERS
   GPUs have a key figure, the scale never below SIGMA_FLOOR of the median (a
   fleet of identical figures does not flag a 0.1% difference); a failed row
-  (verification or a crash); throttling in THROTTLE_MARGIN more of its rows
-  than the median GPU of its model (the H200 throttles every TF32 row under
-  its power cap: throttling its peers share is not a fault); a hardware or
-  thermal slowdown in any row; a worker that failed; a record that did not
-  finish.
+  (verification or a crash); a share of throttled rows more than
+  THROTTLE_MARGIN above the median GPU of its model (the H200 throttles every
+  TF32 row under its power cap: throttling its peers share is not a fault); a
+  hardware or thermal slowdown in any row; a worker that failed; a newest
+  record that did not finish.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ LIBRARY_CLASSES = tuple(dict.fromkeys(p.library for p in PRECISIONS.values()))  
 def rule_text() -> str:
     return (f"outlier: |ratio - median| / (1.4826 MAD) > {OUTLIER_Z} among GPUs of the same model and shape "
             f"(judged from {MIN_PEERS} GPUs; scale at least {100 * SIGMA_FLOOR:g}% of the median), a failed row, "
-            f"throttled in {100 * THROTTLE_MARGIN:.0f}% more of its rows than the model's median GPU, a hardware "
-            f"or thermal slowdown, a failed worker or an unfinished record")
+            f"a share of throttled rows more than {100 * THROTTLE_MARGIN:.0f} points above the model's median GPU, "
+            f"a hardware or thermal slowdown, a failed worker or an unfinished record")
 
 
 @dataclass
@@ -227,18 +227,26 @@ def _gpus_of(loaded: Loaded):
         for key in sorted(subs, key=int):
             index = int(key)
             sub = {**common, **subs[key]}
-            if "gpu" not in subs[key]:  # a worker that failed before telling its facts
+            if not isinstance(sub.get("gpu"), dict):  # a worker that failed before telling its facts
                 sub["gpu"] = {"index": index}
-            yield sub, [r for r in record.results if r.device == "gpu" and r.gpu == index], subs[key].get("error")
+            yield sub, [r for r in record.results if r.device == "gpu" and r.gpu == index], _fact(sub, "error", str)
     elif env.get("gpu"):
         yield env, [r for r in record.results if r.device == "gpu"], None
 
 
+def _fact(facts: dict, key: str, kind: type):
+    """A fact of the environment, or None. The loader checked its type,
+    except in the facts of a worker that failed: those are taken as found."""
+    value = facts.get(key)
+    return value if isinstance(value, kind) and not isinstance(value, bool) else None
+
+
 def _identity(env: dict) -> tuple:
     gpu = env["gpu"]
-    if gpu.get("uuid"):
-        return ("uuid", gpu["uuid"])
-    return ("host", env.get("host"), gpu.get("pci_bus_id"), gpu.get("index"))
+    uuid = _fact(gpu, "uuid", str)
+    if uuid:
+        return ("uuid", uuid)
+    return ("host", _fact(env, "host", str), _fact(gpu, "pci_bus_id", str), _fact(gpu, "index", int))
 
 
 def row_key(result: KernelResult) -> tuple:
@@ -257,9 +265,10 @@ def merge(loaded: list[Loaded]) -> tuple[list[FleetGpu], list[str]]:
             found = True
             gpu = gpus.setdefault(_identity(env), FleetGpu(_identity(env)))
             facts = env["gpu"]
-            gpu.host, gpu.index, gpu.uuid = env.get("host"), facts.get("index"), facts.get("uuid")
-            gpu.pci_bus_id, gpu.visible = facts.get("pci_bus_id"), facts.get("cuda_visible_devices")
-            gpu.model, gpu.driver = facts.get("name") or gpu.model, facts.get("driver_version") or gpu.driver
+            gpu.host, gpu.index, gpu.uuid = _fact(env, "host", str), _fact(facts, "index", int), _fact(facts, "uuid", str)
+            gpu.pci_bus_id, gpu.visible = _fact(facts, "pci_bus_id", str), _fact(facts, "cuda_visible_devices", str)
+            gpu.model = _fact(facts, "name", str) or gpu.model
+            gpu.driver = _fact(facts, "driver_version", str) or gpu.driver
             gpu.paths.append(item.path)
             gpu.error = error
             gpu.incomplete = None if item.complete else (item.record.incomplete_reason or "stopped early")
