@@ -366,6 +366,16 @@ def test_strings_from_records_are_data(capsys, tmp_path, monkeypatch):
     assert hosts["GPU-0"] == hostile  # JSON escapes it and keeps it whole
 
 
+def test_notes_the_loader_does_not_check_are_read_with_care(tmp_path):
+    rng = random.Random(7)
+    record = gpu_record("node1", 0, H200, "GPU-1", 1.0, rng, created="2026-11-24T10:00:00+00:00")
+    record.results[0].notes["violation_share"] = ["thermal", 1.0]
+    record.results[1].notes["violation_share"] = {"thermal": True}
+    record.results[2].notes["violation_share"] = {"thermal": 0.5}
+    line = fleet.summarize([load(write(tmp_path, "r.json", record))]).lines[0]
+    assert line.slowdowns == ["thermal violation"]  # from the one row whose share is a number
+
+
 # --------------------------------------------------------------------------
 # the host in the record
 # --------------------------------------------------------------------------

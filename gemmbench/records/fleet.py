@@ -291,8 +291,10 @@ def _faster(a: KernelResult | None, b: KernelResult) -> KernelResult:
 
 
 def _thermal(result: KernelResult) -> bool:
-    share = (result.notes.get("violation_share") or {}).get("thermal")
-    return isinstance(share, (int, float)) and share > THROTTLED_FRACTION
+    """A thermal violation share above the throttled threshold (the loader does not check these notes)."""
+    shares = result.notes.get("violation_share")
+    share = shares.get("thermal") if isinstance(shares, dict) else None
+    return isinstance(share, (int, float)) and not isinstance(share, bool) and share > THROTTLED_FRACTION
 
 
 def gpu_line(gpu: FleetGpu, shape: Shape | None) -> GpuLine:
