@@ -28,6 +28,7 @@ from .cli_options import (POSITIVE, RUNG_ID, THREADS, DirectoryPath, benchmark_o
                           shape_options)
 from .options import RunOptions
 from .output.charts import load_profile
+from .output.fleet import show_fleet
 from .output.html import report_html, write_report
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
@@ -139,8 +140,20 @@ def tune(kernel_id, **given):
               help="Also diff each record against this saved one (exit 1 on a significant slowdown).")
 @click.option("--profile", "profiles", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               metavar="PROFILE.csv", help="With --html: the roofline of a profile's raw CSV (repeatable).")
-def show(records, fmt, plot, overwrite, html_path, baseline, profiles):
-    """Saved records: one as its run printed it; several side by side."""
+@click.option("--summary", is_flag=True, help="A fleet's records: one line per GPU, ratios to the median GPU of "
+                                              "its model, outliers flagged (see the README).")
+@click.option("--fail-on-outlier", is_flag=True, help="With --summary: exit 1 when a GPU is flagged.")
+@click.option("--json", "as_json", is_flag=True, help="With --summary: print it as JSON on stdout.")
+def show(records, fmt, plot, overwrite, html_path, baseline, profiles, summary, fail_on_outlier, as_json):
+    """Saved records: one as its run printed it; several side by side; --summary for many GPUs."""
+    if (fail_on_outlier or as_json) and not summary:
+        raise UserError("--fail-on-outlier and --json go with --summary")
+    if summary:
+        other = next((name for name, value in (("--plot", plot), ("--html", html_path), ("--baseline", baseline),
+                                               ("--profile", profiles)) if value), None)
+        if other:
+            raise UserError(f"--summary shows a fleet's table only: drop {other}")
+        return show_fleet([load(path) for path in records], fmt, as_json, fail_on_outlier)
     loaded = [load(path) for path in records]
     diffs = _baseline_diffs(loaded, load(baseline)) if baseline is not None else []
     if profiles and html_path is None:

@@ -11,6 +11,8 @@ rows the same way, from the same Plan.
 
 from __future__ import annotations
 
+import os
+import socket
 import time
 from pathlib import Path
 from typing import Callable
@@ -32,6 +34,13 @@ from .isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
 from .local import Entry
 
 _STARTED = time.perf_counter()
+
+
+def host_name() -> str:
+    """The host a record names: $GEMMBENCH_HOST when set (a container's own
+    hostname is the pod's, not the node's: a Kubernetes Job passes the node
+    name through it), else the machine's hostname."""
+    return os.environ.get("GEMMBENCH_HOST") or socket.gethostname()
 
 
 def verbose_log(note: Callable[[str], None]) -> Callable[[str], None]:
@@ -153,8 +162,8 @@ class Devices:
             validate.check_output_dir("--results-dir", Path(results_dir))
 
     def environment(self, entries: list[Entry]) -> dict:
-        """The machine facts a record keeps: the GPU (and its identity line), the CPU."""
-        env = {}
+        """The machine facts a record keeps: the host, the GPU (and its identity line), the CPU."""
+        env = {"host": host_name()}
         if self.gpu is not None:
             env.update(self.gpu.environment())
             env["notes"] = [identity_line(env["gpu"])]

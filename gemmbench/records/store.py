@@ -254,6 +254,7 @@ _AFTER_FACTS = ("sm_clock_mhz", "temperature_c", "power_w")
 
 
 def _environment(env: dict, where: str) -> dict:
+    _optional(env, "host", str, None, where)  # records before the fleet summary have none
     gpu = _optional(env, "gpu", dict, None, where)
     if gpu is not None:
         for key, kind in _GPU_FACTS:
@@ -322,7 +323,10 @@ def _result(r, where: str) -> KernelResult:
     if "flags" in r:
         _check(r["flags"], list, f"{where}flags")
         _strings(r, "flags", where, _FLAG)
-    for i, s in enumerate(_optional(r, "samples_s", list, [], where)):
+    samples = _optional(r, "samples_s", list, [], where)
+    # the common case in one pass (a fleet summary reads millions of samples); the loop names what is wrong
+    valid = all(type(s) is float and MIN_SAMPLE_SECONDS <= s <= MAX_SAMPLE_SECONDS for s in samples)
+    for i, s in enumerate(() if valid else samples):
         if not MIN_SAMPLE_SECONDS <= _check(s, float, f"{where}samples_s[{i}]") <= MAX_SAMPLE_SECONDS:
             raise _Invalid(f"{where}samples_s[{i}] should be a positive number of seconds, from "
                            f"{MIN_SAMPLE_SECONDS:g} to {MAX_SAMPLE_SECONDS:g}, not {s!r}")
