@@ -105,6 +105,25 @@ def test_each_row_is_drawn_as_it_lands_by_the_final_tables_code(monkeypatch):
     assert last[start:start + 5] == table[:5] and all(line in last for line in table if "[1T]" in line)
 
 
+@pytest.mark.parametrize("command", ["compare", "sizes", "tune"])
+def test_the_live_tables_are_the_tables_the_command_prints(command):
+    from gemmbench.output.runs import show_record
+    from gemmbench.output.table import record_tables
+    record = cpu_record(command)
+    record.options["top"] = 1
+    shapes = [Shape(64, 64, 64), Shape(128, 128, 128)] if command == "sizes" else [Shape(64, 64, 64)]
+    for shape in shapes:
+        record.results += [result(0, "OpenBLAS", shape), result(1, "naive", shape), result(2, "reorder", shape)]
+    console = Console(file=io.StringIO(), width=150, color_system=None)
+    for table in record_tables(record, console):
+        console.print(table)
+    reporter = terminal_reporter(width=150)
+    show_record(reporter, record)
+    drawn, printed = plain(console.file.getvalue()), plain(reporter.out.file.getvalue())
+    assert drawn.strip() and drawn.strip() in printed
+    assert ("reorder [1T]" in drawn) == (command != "tune")  # tune: the library row, then the --top 1 fastest
+
+
 def test_a_table_taller_than_the_screen_keeps_its_heading_and_the_newest_rows(monkeypatch):
     monkeypatch.setattr(live, "COST_FACTOR", 0.0)
     reporter = terminal_reporter(height=14)
@@ -242,11 +261,14 @@ def _in_terminal(argv, interrupt_after=None, rows=30, columns=150, limit=300.0):
     send Ctrl-C once ``interrupt_after`` has been written. Returns the exit
     code and all it wrote. ``limit`` only keeps a broken run from hanging
     the suite."""
+    # os.environ, not the process's own environment: readline (imported by some test tool) may have
+    # put COLUMNS and LINES there, and they would override the terminal's size
+    env = {name: value for name, value in os.environ.items() if name not in ("COLUMNS", "LINES")}
     pid, fd = pty.fork()
     if pid == 0:  # the child: its terminal's size set before it can be read, then exec
         try:
             fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-            os.execv(sys.executable, [sys.executable, *argv])
+            os.execve(sys.executable, [sys.executable, *argv], env)
         finally:
             os._exit(127)
     written, sent = b"", False
@@ -275,7 +297,7 @@ def _in_terminal(argv, interrupt_after=None, rows=30, columns=150, limit=300.0):
 
 
 def _env_for_terminal(monkeypatch):
-    for name in ("NO_COLOR", "TTY_COMPATIBLE", "FORCE_COLOR", "COLUMNS", "LINES"):
+    for name in ("NO_COLOR", "TTY_COMPATIBLE", "FORCE_COLOR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
 
