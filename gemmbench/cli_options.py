@@ -7,10 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from click.shell_completion import CompletionItem
 
 from . import validate
 from .options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, RANGES, bounds
 from .precision import PRECISIONS
+from .rungs import ladder
 
 # --------------------------------------------------------------------------
 # option types: every number is checked when it is parsed
@@ -79,8 +81,82 @@ class DirectoryPath(click.ParamType):
         return Path(value)
 
 
+# --------------------------------------------------------------------------
+# what the shell completes (click's completion: see the README). From the
+# ladders' records alone: nothing is built, no GPU is opened, pycuda is not
+# imported.
+# --------------------------------------------------------------------------
+
+def _ladders(ctx) -> tuple[str, ...]:
+    """The ladders the command line so far points to: its --device's; both
+    for auto (or a value not parsed yet); the GPU's for a command without
+    --device (info, asm, profile look at CUDA kernels)."""
+    if not any(p.name == "device" for p in ctx.command.params):
+        return ("gpu",)
+    device = ctx.params.get("device")
+    return (device,) if device in ("gpu", "cpu") else ("gpu", "cpu")
+
+
+def _rung_help(names: dict[str, str], devices: tuple[str, ...]) -> str:
+    """The rung's name; with both ladders, which ladder has which name."""
+    if len(devices) == 1:
+        return names[devices[0]]
+    if len(names) == 2 and len(set(names.values())) == 1:
+        return f"{names['gpu']} (GPU and CPU)"
+    return "; ".join(f"{device.upper()}: {name}" for device, name in names.items())
+
+
+class RungId(Number):
+    """A rung id (an ASCII integer >= 0), completed from the ladders of the
+    command's --device, each id with its rung's name as help."""
+
+    def __init__(self):
+        super().__init__(validate.parse_int, "integer", 0)
+
+    def shell_complete(self, ctx, param, incomplete):
+        devices = _ladders(ctx)
+        names: dict[int, dict[str, str]] = {}
+        for device in devices:
+            for spec in ladder(device):
+                names.setdefault(spec.id, {}).setdefault(device, spec.name)  # id 0: the FP32 library row's name
+        return [CompletionItem(str(i), help=_rung_help(by_device, devices))
+                for i, by_device in sorted(names.items()) if str(i).startswith(incomplete)]
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """1, 2, 3, 5 -> '1-3, 5'."""
+    runs: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
+
+
+class PrecisionChoice(click.Choice):
+    """A precision class (gemmbench.precision), completed with the rungs of
+    that class in the command's ladders as help."""
+
+    def __init__(self):
+        super().__init__(list(PRECISIONS))
+
+    def shell_complete(self, ctx, param, incomplete):
+        devices = _ladders(ctx)
+        items = []
+        for name, precision in PRECISIONS.items():
+            if not name.startswith(incomplete):
+                continue
+            rungs = [f"{device.upper()} {_id_ranges(ids)}" for device in devices
+                     if (ids := [s.id for s in ladder(device) if s.precision == name])]
+            items.append(CompletionItem(name, help=f"{precision.label}: rungs " + "; ".join(rungs) if rungs
+                                        else f"{precision.label}: no rungs in this ladder"))
+        return items
+
+
 POSITIVE = ascii_int(1)
-RUNG_ID = ascii_int(0)
+RUNG_ID = RungId()
+GPU_INDEX = ascii_int(0)
 SIZE = bounded("m", " (the kernels take int sizes)")
 THREADS = bounded("threads", " (4 per core here, at most 1024)")
 SAMPLES = bounded("min_samples")
@@ -158,7 +234,7 @@ def kernel_file_options(f):
 # -- which GPUs, and a saved run to compare with (issue 10) -------------------
 
 def gpu_option(f):
-    return click.option("--gpu", type=RUNG_ID, default=None,
+    return click.option("--gpu", type=GPU_INDEX, default=None,
                         help="Which GPU, by CUDA's index (default 0; CUDA_VISIBLE_DEVICES is honoured).")(f)
 
 
@@ -173,7 +249,7 @@ def baseline_option(f):
 
 
 def precision_option(f):
-    return click.option("--precision", "precisions", multiple=True, type=click.Choice(list(PRECISIONS)),
+    return click.option("--precision", "precisions", multiple=True, type=PrecisionChoice(),
                         help="Only rungs of this precision class (repeatable).")(f)
 
 

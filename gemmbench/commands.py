@@ -33,8 +33,9 @@ from .tuning import TuningCache, candidates, compile_candidates
 
 def reporter_for(options: RunOptions) -> Reporter:
     """Where output goes: with --json, stdout holds the JSON alone and notes
-    stay off stderr too, unless -v asks for the log."""
-    return Reporter(options.fmt, quiet=options.as_json and not options.verbose)
+    stay off stderr too, unless -v asks for the log; without it, rows show
+    as they land where a terminal can show them (Reporter.progress)."""
+    return Reporter(options.fmt, quiet=options.as_json and not options.verbose, live_rows=not options.as_json)
 
 
 def _check_plot(options: RunOptions) -> None:

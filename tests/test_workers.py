@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import re
 
 import pytest
 from rich.console import Console
@@ -144,6 +145,26 @@ def _rendered(record, fmt="csv"):
     reporter.out = Console(file=io.StringIO(), width=200, color_system=None)
     show_record(reporter, record)
     return reporter.out.file.getvalue()
+
+
+def test_rows_from_the_workers_show_live_under_their_gpu(monkeypatch):
+    """On a terminal the live table (output/live.py) draws each worker's rows
+    as they arrive, one table per GPU as the final output has them."""
+    from gemmbench.output import live
+    monkeypatch.setattr(live, "COST_FACTOR", 0.0)  # a draw for every row
+    plan = _plan([0, 1], ROWS[:3], SHAPES[:1])
+    record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
+    reporter = Reporter("table", live_rows=True)
+    reporter.out, reporter.err = (Console(file=io.StringIO(), force_terminal=True, width=150, height=60)
+                                  for _ in range(2))
+    run_on_gpus(plan, FakeDevices(), [], Recording(record, None, Interrupts(), lambda m: None), reporter, fake_worker)
+    drawn = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", reporter.err.file.getvalue())
+    last = drawn[drawn.rindex("GPU 0\n"):]  # the last frame: both GPUs' tables, all their rows
+    last = "\n".join(line for line in last.splitlines() if not line.startswith("compare "))  # less its progress line
+    assert last.index("GPU 0\n") < last.index("GPU 1\n")
+    for part in last.split("GPU 1\n"):
+        assert "gemmbench compare · 256x256x256" in part and part.count("rung12") == 1 and part.count("rung0") == 2
+    assert not reporter.out.file.getvalue()  # the final tables are the caller's to print
 
 
 def test_compare_on_two_gpus_is_one_record_with_a_summary(tmp_path):

@@ -182,7 +182,7 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
         _warm_compile_cache(devices.gpu, [e for e in entries if e.backend.device == "gpu"], plan.shapes)
     steps = sum(o.plan.steps for o in orders) + len(cpu_entries) * len(plan.shapes)
     reporter.note(f"{plan.command} on GPUs {', '.join(map(str, plan.gpus))}: one worker process each")
-    with reporter.progress(steps, plan.command) as advance:
+    with reporter.progress(steps, plan.command, record, recording.interrupts.deferred) as advance:
         def on_message(gpu: int, kind: str, payload):
             mine = env["gpus"].setdefault(str(gpu), {})
             if kind == "environment":

@@ -102,7 +102,7 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
         if plan.gpus:
             workers_failed = run_on_gpus(plan, devices, entries, recording, reporter, worker or gpu_worker)
         else:
-            with reporter.progress(plan.steps, plan.command) as advance:
+            with reporter.progress(plan.steps, plan.command, record, interrupts.deferred) as advance:
                 def on_result(result):
                     recording.keep(result)
                     advance(f"{result.name} {result.shape}")

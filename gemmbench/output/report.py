@@ -20,7 +20,8 @@ from .format import BASELINE_NAME, flag_lines, format_number, format_rate, forma
 from .rows import (footer_lines, header_lines, ladder_rows, result_columns, result_csv_rows, result_rows, sweep_rows,
                    tuning_rows)
 from .table import ladder_table, left_out_line, results_table, sweep_tables, tuning_table
-from .text import make_console, markdown_cell, printable, prose, to_csv, to_markdown
+from .live import LiveRows
+from .text import escapes_refused, make_console, markdown_cell, printable, prose, to_csv, to_markdown
 
 # names callers imported from here before the split (plot.py, the tests): kept importable
 __all__ = ["Reporter", "BASELINE_NAME", "kernel_label", "format_number", "format_rate", "format_time",
@@ -30,9 +31,10 @@ __all__ = ["Reporter", "BASELINE_NAME", "kernel_label", "format_number", "format
 class Reporter:
     """Where output goes: tables on stdout, notes and progress on stderr."""
 
-    def __init__(self, fmt: str = "table", quiet: bool = False):
+    def __init__(self, fmt: str = "table", quiet: bool = False, live_rows: bool = False):
         self.fmt = fmt
         self.quiet = quiet
+        self.live_rows = live_rows  # a run's rows drawn as they land, where a terminal can show them (see progress)
         self.out = make_console()
         self.err = make_console(stderr=True)
 
@@ -100,16 +102,43 @@ class Reporter:
         self.show([table], header, rows, lines_after=left_out_line(dropped))
 
     @contextlib.contextmanager
-    def progress(self, total: int, description: str):
-        """Yields advance(label); draws a bar on a terminal's stderr unless
-        quiet (elsewhere rich would leave a blank line and nothing useful).
-        Labels are data: shown as text."""
+    def progress(self, total: int, description: str, record: RunRecord | None = None,
+                 shield=contextlib.nullcontext):
+        """Yields advance(label), called as each step lands. On a terminal's
+        stderr (unless quiet; elsewhere rich would leave a blank line and
+        nothing useful) a progress bar; with ``record``, the run's record
+        whose rows grow, and a live table that applies (``_live_table``),
+        the table of its rows so far above the bar (output.live). Labels are
+        data: shown as text. The display starts and stops inside ``shield()``
+        (record_run passes interrupts.deferred), so a signal cannot leave the
+        terminal half restored; an interrupted run stops it on its way out."""
         if self.quiet or total <= 1 or not self.err.is_terminal:
             yield lambda label: None
             return
         bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn(), TextColumn("{task.fields[label]}", markup=False), console=self.err,
                        transient=True)
-        with bar:
-            task = bar.add_task(printable(description), total=total, label="")
-            yield lambda label: bar.update(task, advance=1, label=printable(label))
+        task = bar.add_task(printable(description), total=total, label="")
+        view = LiveRows(self.err, record, bar) if record is not None and self._live_table() else None
+
+        def advance(label):
+            bar.update(task, advance=1, label=printable(label))
+            if view is not None:
+                view.landed()
+        shown = view or bar
+        try:
+            with shield():
+                shown.start()
+            yield advance
+        finally:
+            with shield():
+                shown.stop()
+
+    def _live_table(self) -> bool:
+        """A live table is drawn where it was asked for (commands, not --json),
+        the format is the table, and stdout and stderr are both terminals
+        that take escape codes (not NO_COLOR, not TERM=dumb). It goes to
+        stderr and is erased before the final table: stdout is the same
+        with it or without."""
+        return (self.live_rows and self.fmt == "table" and self.out.is_terminal and self.err.is_terminal
+                and not escapes_refused())

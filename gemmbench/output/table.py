@@ -21,7 +21,8 @@ from ..records.results import RunRecord
 from ..spec import KernelSpec
 from .format import BASELINE_NAME
 from .rows import (LADDER_COLUMNS, TUNING_COLUMNS, Column, ladder_rows, result_columns, result_rows, results_title,
-                   row_style, sweep_columns, sweep_rows, tuning_title)
+                   row_style, sweep_columns, sweep_rows, tuning_rows, tuning_title)
+from .runrows import gpu_indices, split_by_gpu
 from .text import PIPED_WIDTH, cut, plain, printable
 
 def _texts(column: Column, header: str, cells: list[str]) -> list[str]:
@@ -201,6 +202,21 @@ def tuning_table(record: RunRecord, header: list[str], rows: list[list[str]],
                  console: Console | None = None) -> tuple[Table, list[Column]]:
     columns = [replace(c, name=h) for h, c in zip(header, TUNING_COLUMNS)]
     return fit_table(console, tuning_title(record), columns, rows)
+
+
+def record_tables(record: RunRecord, console: Console | None = None) -> list:
+    """The tables ``runs.show_record`` prints for ``record`` (by its command),
+    without the lines around them (a run on several GPUs: each GPU's table
+    under a line naming it): what a run's live view draws as rows land."""
+    if record.command == "sizes":
+        return sweep_tables(record, console)
+    if record.command == "tune":
+        header, rows, _ = tuning_rows(record, record.options.get("top") or 10)
+        return [tuning_table(record, header, rows, console)[0]]
+    if gpu_indices(record) and record.command == "compare":
+        return [part for index, sub in split_by_gpu(record)
+                for part in (plain(f"GPU {index}", style="bold"), results_table(sub, console)[0])]
+    return [results_table(record, console)[0]]
 
 
 def ladder_table(specs: tuple[KernelSpec, ...], device: str,

@@ -88,9 +88,13 @@ def make_console(stderr: bool = False) -> Console:
     terminal = _isatty(stream)
     if width is None and not terminal:
         width = PIPED_WIDTH
-    plain_output = bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") in ("dumb", "unknown")
     return Console(stderr=stderr, highlight=False, markup=False, emoji=False, width=width,
-                   **({"color_system": None} if plain_output else {}))
+                   **({"color_system": None} if escapes_refused() else {}))
+
+
+def escapes_refused() -> bool:
+    """NO_COLOR is set or TERM is dumb: no escape codes (styles, or a live view's cursor moves)."""
+    return bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") in ("dumb", "unknown")
 
 
 def _isatty(stream) -> bool:
