@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import random
 import shutil
 import statistics
@@ -413,7 +414,7 @@ FAKE_SRUN = """#!/bin/bash
 # srun's options, then the task's command: run it as six tasks of one node
 while [[ $1 == --* ]]; do shift; done
 status=0
-for i in 0 1 2 3 4 5; do SLURM_LOCALID=$i "$@" || status=1; done
+for i in 0 1 2 3 4 5; do SLURMD_NODENAME=node1 SLURM_LOCALID=$i "$@" || status=1; done
 exit $status
 """
 # gemmbench compare --all --gpu N --results-dir DIR: the record made for GPU N; anything else: the real one
@@ -439,7 +440,9 @@ def test_the_slurm_script_runs_a_task_per_gpu_and_summarises(tmp_path):
     for name, text in (("srun", FAKE_SRUN), ("gemmbench", FAKE_GEMMBENCH)):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "SLURM_JOB_ID": "77", "STASH": str(stash),
+    # the caller's environment (PYTHONPATH may be how this Python finds gemmbench), the stand-ins first on PATH
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(tmp_path),
+           "SLURM_JOB_ID": "77", "STASH": str(stash),
            "PYTHON": sys.executable, "GEMMBENCH": str(bin_dir / "gemmbench"), "TMPDIR": str(tmp_path),
            "USER": "me", "COLUMNS": "300"}
     done = subprocess.run(["bash", str(SBATCH)], env=env, capture_output=True, text=True, timeout=300,
