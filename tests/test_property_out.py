@@ -15,7 +15,7 @@ from rich.console import Console
 from gemmbench.backend import Shape
 from gemmbench.output.format import format_number
 from gemmbench.output.table import results_table
-from gemmbench.output.text import markdown_cell, printable, to_csv
+from gemmbench.output.text import markdown_cell, printable, spreadsheet_safe, to_csv
 from gemmbench.records.results import KernelResult, RunRecord
 from gemmbench.verify import Verification
 
@@ -47,7 +47,16 @@ def test_a_markdown_cell_never_ends_its_cell_or_opens_markup(text):
 def test_csv_is_one_line_per_row_and_reads_back_as_the_printable_cells(rows):
     text = to_csv(["a", "b"], rows)
     assert len(text.split("\n")) == 1 + len(rows)
-    assert list(csv.reader(io.StringIO(text)))[1:] == [[printable(c) for c in row] for row in rows]
+    assert list(csv.reader(io.StringIO(text)))[1:] == [[spreadsheet_safe(printable(c)) for c in row] for row in rows]
+    for row in list(csv.reader(io.StringIO(text)))[1:]:  # and no cell is a formula a spreadsheet would run
+        assert all(not cell.startswith(("=", "+", "-", "@")) or float_or_none(cell) is not None for cell in row)
+
+
+def float_or_none(text: str):
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 NAMES = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=150)
