@@ -93,6 +93,8 @@ def main() -> None:
     parser.add_argument("--max-noise", default="0.5%", help="the noise target (default 0.5%%)")
     parser.add_argument("--min-time", default=None, help="with the noise target (default: the device's)")
     parser.add_argument("--noise-timeout", default=None, help="with the noise target (default: the device's)")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the runs' records in this new folder "
+                                                                 "(default: a temporary one)")
     parser.add_argument("extra", nargs="*", help="more options for every compare run, after --")
     args = parser.parse_args()
     if args.runs < 2:
@@ -106,7 +108,7 @@ def main() -> None:
     stopping = {"time": on_time, "noise": on_noise}
 
     with tempfile.TemporaryDirectory(prefix="noise-stop-") as tmp:
-        root = Path(tmp)
+        root = args.keep or Path(tmp)
         print("filling the compile caches (untimed) ...", file=sys.stderr)
         compare(args.device, root / "fill", ["--warmup", "0", "--budget", "0", "--min-samples", "1",
                                              "--max-samples", "1", "--no-save"], args.extra)
@@ -115,6 +117,7 @@ def main() -> None:
             for mode in stopping:  # alternated: drift weighs on both modes alike
                 print(f"run {run + 1}/{args.runs}, stopping on {mode} ...", file=sys.stderr)
                 walls[mode].append(compare(args.device, root / f"{mode}-{run}", stopping[mode], args.extra))
+                print(f"  {walls[mode][-1]:.1f} s", file=sys.stderr)
         modes = {}
         for mode in stopping:
             records = [load(next((root / f"{mode}-{run}").glob("*.json"))).record for run in range(args.runs)]
