@@ -47,7 +47,7 @@ def test_options_out_of_range_are_one_line_from_python_too(field, value, fragmen
     ({"all_rungs": True, "kernels": (3,)}, "either --all or -i"),
     ({"kernels": (-1,)}, "rung ids are >= 0"),
     ({"max_noise": 0.5, "budget": 1.0}, "--max-noise 0.5 and --budget 1 conflict"),
-    ({"min_time": 1.0}, "--min-time 1 goes with --max-noise"),
+    ({"min_time": 1.0, "device": "cpu"}, "--min-time 1 goes with --max-noise"),  # the CPU stops on time
     ({"noise_timeout": 3.0, "budget": 1.0}, "--noise-timeout 3 goes with --max-noise"),
     ({"max_noise": 1.0, "min_time": 3.0, "noise_timeout": 2.0}, "--min-time 3 is longer than --noise-timeout 2"),
 ])
@@ -67,7 +67,8 @@ def test_options_are_frozen_and_saved_as_json_safe_values():
 
 
 def test_budgets_give_way_to_what_the_user_gave():
-    assert RunOptions().budget_for("gpu").max_seconds == 0.5
+    assert RunOptions().budget_for("cpu").max_seconds == 2.0
+    assert RunOptions().budget_for("gpu").max_seconds == DEFAULT_NOISE_TIMEOUT["gpu"]  # stops on noise by then
     assert RunOptions(command="tune").budget_for("gpu").max_seconds == 0.15
     only_max = RunOptions(max_samples=1).budget_for("cpu")
     assert (only_max.min_samples, only_max.max_samples) == (1, 1)  # no clash with the default minimum
@@ -76,7 +77,9 @@ def test_budgets_give_way_to_what_the_user_gave():
 def test_a_noise_target_makes_the_budget_stop_on_noise():
     """--max-noise is in percent; the budget carries it as a fraction, its
     time-out as the most seconds, and the device's defaults where not given."""
-    assert RunOptions().budget_for("gpu").max_noise is None  # today's default: stop on time
+    assert RunOptions().budget_for("gpu").max_noise == 0.005  # the GPU's default: stop on 0.5% noise
+    assert RunOptions().budget_for("cpu").max_noise is None  # the CPU's: stop on time
+    assert RunOptions(budget=0.5).budget_for("gpu").max_noise is None  # --budget stops on time
     gpu = RunOptions(max_noise=0.5).budget_for("gpu")
     assert (gpu.max_noise, gpu.min_seconds, gpu.max_seconds, gpu.max_samples) == (
         0.005, DEFAULT_MIN_TIME["gpu"], DEFAULT_NOISE_TIMEOUT["gpu"], NOISE_MAX_SAMPLES)
@@ -88,8 +91,8 @@ def test_a_noise_target_makes_the_budget_stop_on_noise():
 
 
 def test_flipping_the_default_to_noise_is_one_constant(monkeypatch):
-    monkeypatch.setattr(options_module, "DEFAULT_MAX_NOISE", 0.5)
-    assert RunOptions().budget_for("gpu").max_noise == 0.005
+    monkeypatch.setattr(options_module, "DEFAULT_MAX_NOISE", {"gpu": 0.5, "cpu": 0.5})
+    assert RunOptions().budget_for("gpu").max_noise == 0.005 == RunOptions().budget_for("cpu").max_noise
     assert RunOptions(budget=1.0).budget_for("gpu").max_noise is None  # --budget still stops on time
     assert RunOptions(command="tune").budget_for("gpu").max_noise is None  # tune keeps its short budget
     assert RunOptions(min_time=0.2).budget_for("gpu").min_seconds == 0.2  # no --max-noise needed then
