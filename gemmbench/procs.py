@@ -146,6 +146,15 @@ def run(cmd: Sequence[str], *, tool: str, limit: float, hint: str, env: Mapping[
     return Completed(tuple(cmd), proc.returncode, out, err)
 
 
+def first_error_line(output: str) -> str:
+    """A compiler's message in one line: its first line naming an error, else
+    its first line, else "" (why a build failed, said the same way for nvcc,
+    cc and kernel files)."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    return next((line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)),
+                lines[0] if lines else "")
+
+
 def signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name

@@ -130,8 +130,7 @@ def _exit_problem(done: procs.Completed) -> str | None:
     """'exited with status N: <its first error line>', or None for status 0."""
     if done.returncode == 0:
         return None
-    lines = [line.strip() for line in (done.stderr or done.stdout or "").splitlines() if line.strip()]
-    said = next((line for line in lines if "error" in line.lower()), lines[0] if lines else "")
+    said = procs.first_error_line(done.stderr or done.stdout or "")
     return f"exited with status {done.returncode}" + (f": {said[:160]}" if said else " and printed nothing")
 
 

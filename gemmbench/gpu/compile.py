@@ -166,9 +166,7 @@ def compile_cubin(source: str, options: tuple[str, ...], arch: str, code: str | 
                          hint="a kernel that takes this long to compile may be too large; " + NVCC_HINT)
         if done.returncode != 0 or not os.path.isfile(out):
             output = (done.stderr + done.stdout).strip()
-            lines = [line.strip() for line in output.splitlines() if line.strip()]
-            first = next((line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)),
-                         lines[0] if lines else f"exit {done.returncode}, nothing printed")
+            first = procs.first_error_line(output) or f"exit {done.returncode}, nothing printed"
             raise CompileError(f"nvcc failed: {first}", output)
         image = Path(out).read_bytes()
     fsutil.write_atomic(path, image)  # the same key always holds the same bytes: replacing is harmless

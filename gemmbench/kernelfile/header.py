@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from .. import fsutil
+from .. import fsutil, procs
 from ..backend import Shape, SkipKernel
 from ..errors import UserError
 from ..sources import source_dir
@@ -457,6 +457,5 @@ def check_overrides(kernels: Sequence[UserKernel], overrides: Mapping[str, int])
 
 def compile_summary(given: str, message: str) -> str:
     """The one-line summary of a compiler's message: its first error line."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    first = next((line for line in lines if re.search(r"\berror\b", line, re.IGNORECASE)), lines[0] if lines else "")
+    first = procs.first_error_line(message)
     return f"{given} does not compile: {first}" if first else f"{given} does not compile"
