@@ -68,8 +68,7 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
     }
 
     half_setmaxnreg_inc<kHalfConsumerRegs>();
-    const int wg = tid / 128, warp = (tid / 32) % 4;
-    const bool pairs = N % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 3) == 0;
+    const int wg = tid / 128;
     float acc[kHalfAcc];
     int it = 0;  // K tiles consumed by this block so far
 
@@ -94,13 +93,7 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
         __syncwarp();
         if (lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));  // the tile's last K tile
 
-        // acc[4i + j]: row 16 * warp + lane / 4 + 8 * (j / 2) of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
-        const int m = m0 + 64 * wg + 16 * warp + lane / 4, n = n0 + 2 * (lane % 4);
-#pragma unroll
-        for (int i = 0; i < kHalfAcc / 4; ++i) {
-            store_pair(C, M, N, m, n + 8 * i, acc[4 * i], acc[4 * i + 1], alpha, beta, pairs);
-            store_pair(C, M, N, m + 8, n + 8 * i, acc[4 * i + 2], acc[4 * i + 3], alpha, beta, pairs);
-        }
+        half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
     }
 }
 

@@ -25,11 +25,7 @@
 // default made every K tile wait for the thread's earlier global stores:
 // that version ran at about 60% of cuBLAS; see mbar_arrive_cluster.
 //
-// A cluster walks groups of CLUSTER tile rows: unit u is tile column tn of
-// tile rows CLUSTER * pm + 0 .. CLUSTER - 1 (GROUP_M units grouped for L2
-// reuse); rank r takes row CLUSTER * pm + r. When the tile rows do not fill
-// the last group, its blocks past the end compute tiles past M: TMA fills its A with zeros, its stores are
-// guarded away, and it still loads and shares its half of B.
+// The cluster machinery (tile order, producer, main loop) is half_cluster.cuh.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "half.cuh"
@@ -40,95 +36,33 @@
 #include "wgmma_half.cuh"
 #include "half_tma.cuh"
 #include "cluster.cuh"
-
-constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (2 or 4)
-constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = kHalfConsumerWarpgroups == 3 ? 152 : 232;
-static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= 65536, "registers per SM");
-static_assert(kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 2 or 4 blocks");
-static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
-
-// The C tile of this block in unit `unit`.
-__device__ __forceinline__ void cluster_tile_origin(int unit, int M, int N, unsigned rank, int& m0, int& n0) {
-    int pm, tn;
-    grouped_tile(unit, CEIL_DIV(CEIL_DIV(M, BM), kClusterBlocks), CEIL_DIV(N, BN), GROUP_M, pm, tn);
-    m0 = (kClusterBlocks * pm + rank) * BM;
-    n0 = tn * BN;
-}
+#include "half_cluster.cuh"
 
 extern "C" __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
       float alpha, float beta, elem16* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterBlocks * kHalfConsumers / 32);
+    const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
     const unsigned rank = cluster_rank();
     cluster_sync();  // every block's barriers are initialised before any multicasts into it
 
-    const int units = CEIL_DIV(CEIL_DIV(M, BM), kClusterBlocks) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, kHalfBK);
     const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
     const int tid = threadIdx.x, lane = tid % 32;
 
     if (tid >= kHalfConsumers) {  // the producer warpgroup
         half_setmaxnreg_dec<kHalfProducerRegs>();
-        if (tid == kHalfConsumers) {
-            int it = 0;  // K tiles issued: slot it % STAGES, its phase (it / STAGES) & 1
-            for (int unit = cluster; unit < units; unit += clusters) {
-                int m0, n0;
-                cluster_tile_origin(unit, M, N, rank, m0, n0);
-                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
-                    mbar_arrive_expect_tx(ring.full_bar(s), kHalfSlot);  // own A box + every B box
-                    tma_load_2d(ring.a(s), map_a, kt * kHalfBK, m0, ring.full_bar(s));
-#pragma unroll
-                    for (int box = rank; box < kHalfBBoxes; box += kClusterBlocks)
-                        tma_load_2d_multicast(ring.b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK,
-                                              ring.full_bar(s), (1u << kClusterBlocks) - 1);
-                }
-            }
-        }
+        if (tid == kHalfConsumers) cluster_produce(ring, map_a, map_b, M, N, K, rank, cluster, clusters);
     } else {
         half_setmaxnreg_inc<kHalfConsumerRegs>();
-        const int wg = tid / 128, warp = (tid / 32) % 4;
-        const bool pairs = N % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 3) == 0;
+        const int wg = tid / 128, units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
         float acc[kHalfAcc];
         int it = 0;  // K tiles consumed by this block so far
-
-        // Slot s is free for every producer of the cluster once this warp's wgmmas on it have retired.
-        auto release = [&](int s) {
-            if (lane == 0)
-#pragma unroll
-                for (unsigned cta = 0; cta < kClusterBlocks; ++cta) mbar_arrive_cluster(ring.empty_bar(s), cta);
-        };
-
 #pragma unroll 1
         for (int unit = cluster; unit < units; unit += clusters) {
             int m0, n0;
             cluster_tile_origin(unit, M, N, rank, m0, n0);
-#pragma unroll 1
-            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-                const int s = it % STAGES;
-                mbar_wait(ring.full_bar(s), (it / STAGES) & 1);
-                __syncwarp();  // lanes may have left the wait apart; wgmma needs all 32
-                wgmma_fence();
-#pragma unroll
-                for (int ks = 0; ks < kHalfBK / 16; ++ks)
-                    wgmma_half_ss<BN>(acc, half_desc_a(ring, s, wg, ks), half_desc_b(ring, s, ks), kt > 0 || ks > 0);
-                wgmma_commit();
-                wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
-                if (kt > 0) release((it - 1) % STAGES);
-            }
-            wgmma_wait<0>();
-            __syncwarp();
-            release((it - 1) % STAGES);  // the tile's last K tile
-
-            // acc[4i + j]: row 16 * warp + lane / 4 + 8 * (j / 2) of the warpgroup's 64,
-            // column 8i + 2 (lane % 4) + j % 2.
-            const int m = m0 + 64 * wg + 16 * warp + lane / 4, n = n0 + 2 * (lane % 4);
-#pragma unroll
-            for (int i = 0; i < kHalfAcc / 4; ++i) {
-                store_pair(C, M, N, m, n + 8 * i, acc[4 * i], acc[4 * i + 1], alpha, beta, pairs);
-                store_pair(C, M, N, m + 8, n + 8 * i, acc[4 * i + 2], acc[4 * i + 3], alpha, beta, pairs);
-            }
+            cluster_consume(ring, acc, k_tiles, it, wg, lane);
+            half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
         }
     }
     __syncwarp();

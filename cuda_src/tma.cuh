@@ -58,4 +58,25 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const TensorMap& map, 
 __device__ __forceinline__ void tma_prefetch_map(const TensorMap& map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(&map)) : "memory");
 }
+
+// --- TMA stores: a box of shared memory at `src` written to the matrix at
+// (inner, outer); parts of the box outside the matrix are not written. The
+// stores of a thread form bulk groups (commit), which it waits on: ".read"
+// until their shared memory may be reused, plain until the writes are done.
+// Shared memory written by ordinary stores must be fenced into the async
+// proxy (fence_proxy_async, wgmma.cuh) by the writing threads before the store reads it.
+__device__ __forceinline__ void tma_store_2d(const TensorMap& map, unsigned src, int inner, int outer) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(reinterpret_cast<unsigned long long>(&map)), "r"(inner), "r"(outer), "r"(src) : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+// Barrier `id` (1..15; 0 is __syncthreads) among `threads` threads (a multiple of 32).
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 #endif

@@ -124,13 +124,23 @@ def test_fp16_judges_tiny_elements_against_its_smallest_normal():
 def test_the_ladder_has_both_types_of_each_rung():
     rungs = {s.id: s for s in GPU_LADDER if s.id >= 20}
     assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16", 24: "bf16",
-                                                      25: "fp16"}
-    for even, odd in ((20, 21), (22, 23), (24, 25)):
+                                                      25: "fp16", 26: "bf16", 27: "fp16"}
+    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27)):
         assert rungs[even].source == rungs[odd].source
         assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
     assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
     fallback = get_spec("gpu", 23).fallback
     assert fallback.precision == "fp16" and fallback.params["BF16"] == 0 and fallback.driver == "single"
+    assert get_spec("gpu", 27).driver == "tma16_store" and get_spec("gpu", 27).fallback.driver == "single"
+
+
+def test_the_tma_store_rung_fits_its_staged_boxes_in_shared_memory():
+    spec = get_spec("gpu", 26)
+    ring = get_spec("gpu", 24).shared_bytes(spec.params)
+    # two 8 KiB boxes per consumer warpgroup on top of rung 24's ring (barriers padded to 1 KiB)
+    assert spec.shared_bytes(spec.params) == ring - 16 * 4 + 1024 + 2 * 2 * 8192 <= 227 * 1024
+    assert "exceed 227 KiB" in spec.invalid_reason({**spec.params, "STAGES": 5})
+    assert spec.invalid_reason({**spec.params, "BM": 64, "BN": 128, "STAGES": 6}) is None
 
 
 @pytest.mark.parametrize("element", HALF)

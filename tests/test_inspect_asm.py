@@ -40,7 +40,7 @@ def test_main_loop_mix(spec, cc):
     else:  # their mma.sync fallback, and the 16-bit mma.sync rungs
         assert m.count("HMMA") > 0 and m.count("HGMMA") == 0
     shared = sum(m.count(k) for k in ("LDS", "LDS.128", "LDSM"))
-    tma = spec.driver in ("tma", "tma16") and cc == (9, 0)
+    tma = spec.driver in ("tma", "tma16", "tma16_store") and cc == (9, 0)
     if spec.id <= 2:  # no shared memory yet: the loop reads global memory
         assert m.count("LDG") > 0 and shared == 0
     elif tma:  # TMA fills shared memory; warps wait on mbarriers, not on a block barrier

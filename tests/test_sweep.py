@@ -42,7 +42,7 @@ def test_invalid_sweeps_name_the_bad_part(text, named):
 
 def test_long_step_sweep_is_refused_without_building_it():
     import time
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: a busy machine must not fail it
     with pytest.raises(ValueError, match="1000000000 sizes"):
         parse_sweep("1..1000000000:1")
-    assert time.perf_counter() - t0 < 0.1
+    assert time.process_time() - t0 < 1.0  # building a billion sizes takes minutes

@@ -28,6 +28,11 @@ split-K kernel and a reduction for small shapes):
                 copy_rows16. With CLUSTER (blocks per cluster, set by the kernel's
                 __cluster_dims__) the grid is whole clusters, and a persistent
                 grid no more than the GPU holds at once (gemmbench.gpu.clusters).
+- "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
+                swizzle) for a TMA-store epilogue: sgemm(map_A, map_B,
+                map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
+                map_A in map_C's place) where C's rows are not 16-byte
+                multiples or C is not 16-byte aligned.
 """
 
 from __future__ import annotations
@@ -190,7 +195,7 @@ def tma(ctx: LaunchContext) -> Gemm:
     return gemm
 
 
-def tma16(ctx: LaunchContext) -> Gemm:
+def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     grid, block, smem = ctx.geometry()
     grid = launched_grid(grid, ctx.params, ctx.sm_count)
     cluster = ctx.params.get("CLUSTER", 1)
@@ -209,21 +214,27 @@ def tma16(ctx: LaunchContext) -> Gemm:
     launches = []
     a, a_pitch = _tma_operand(ctx, ctx.A, M, K, launches, element_bytes=2)
     b, b_pitch = _tma_operand(ctx, ctx.B, K, N, launches, element_bytes=2)
-    formats = "TTiiiffP"  # the maps, then M, N, K, alpha, beta, C
     try:
         maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
                 tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element), int(b))]
+        if store_c:  # C in boxes of 64 x 64 when TMA can write it (16-byte rows); else the kernel stores it itself
+            c_ok = tensormap.pitch_for_tma(N, 2) == N and int(ctx.C) % 16 == 0
+            maps.append(tensormap.encode(tensormap.matrix_map(M, N, 64, 64, 128, N, element), int(ctx.C))
+                        if c_ok else maps[0])
+        formats = "T" * len(maps) + "iiiffP" + ("i" if store_c else "")  # the maps, M, N, K, alpha, beta, C[, store_c]
         layout = ctx.param_layout("sgemm", len(formats))
     except tensormap.TensorMapError as exc:
         raise SkipKernel(str(exc)) from None
-    params = tensormap.pack_params(layout, formats, (*maps, M, N, K, 1.0, 0.0, int(ctx.C)))
+    values = (*maps, M, N, K, 1.0, 0.0, int(ctx.C)) + ((int(c_ok),) if store_c else ())
+    params = tensormap.pack_params(layout, formats, values)
     sgemm, stream = ctx.kernel("sgemm", f"{layout.size}s", smem), ctx.stream
+    alpha_index = len(maps) + 3
 
     def gemm(alpha: float, beta: float) -> None:
         for launch in launches:
             launch()
-        tensormap.set_scalar(params, layout, 5, "f", alpha)
-        tensormap.set_scalar(params, layout, 6, "f", beta)
+        tensormap.set_scalar(params, layout, alpha_index, "f", alpha)
+        tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
     return gemm
 
@@ -246,7 +257,7 @@ def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: lis
 
 DRIVERS: dict[str, Callable[[LaunchContext], Gemm]] = {
     "single": single, "split_k": split_k, "presplit_a": presplit_a, "transpose_a": transpose_a, "tma": tma,
-    "tma16": tma16}
+    "tma16": tma16, "tma16_store": lambda ctx: tma16(ctx, store_c=True)}
 
 
 def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:

@@ -4,7 +4,8 @@ built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
 
 A rung id names one idea in one type, so each source has two ids: even for
 BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized,
-24/25: 22/23 in clusters sharing B by TMA multicast).
+24/25: 22/23 in clusters sharing B by TMA multicast, 26/27: 24/25 with a
+TMA-store epilogue).
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def _ws_smem(p: Params) -> int:
     return p["STAGES"] * (p["BM"] + p["BN"]) * 64 * 2 + 1024 + 16 * p["STAGES"]
 
 
-def _check_ws(p: Params) -> str | None:
+def _check_ws(p: Params, smem=_ws_smem) -> str | None:
     if p["BM"] not in (64, 128, 192):
         return "BM must be 64, 128 or 192 (one consumer warpgroup per 64 rows)"
     if p["BN"] not in (128, 256):
@@ -89,8 +90,8 @@ def _check_ws(p: Params) -> str | None:
         return "GROUP_M must be at least 1"
     if p["BM"] == 192 and p["BN"] == 256:
         return "three consumer warpgroups of 128 accumulators leave too few registers (setmaxnreg 232 x 384)"
-    if _ws_smem(p) > SMEM_PER_BLOCK_MAX:
-        return f"{_ws_smem(p)} bytes of shared memory exceed 227 KiB"
+    if smem(p) > SMEM_PER_BLOCK_MAX:
+        return f"{smem(p)} bytes of shared memory exceed 227 KiB"
     return None
 
 
@@ -112,8 +113,8 @@ def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     return {**rest, "BM": bm, "BN": bn}
 
 
-def _check_cluster(p: Params) -> str | None:
-    reason = _check_ws(p)
+def _check_cluster(p: Params, smem=_ws_smem) -> str | None:
+    reason = _check_ws(p, smem)
     if reason:
         return reason
     if p["CLUSTER"] not in (2, 4):
@@ -127,17 +128,23 @@ _WS_CONSTRAINTS = ("BM in {64,128,192} (64 rows per consumer warpgroup); BN in {
                    "STAGES >= 2; smem = STAGES*(BM+BN)*128 + 1 KiB <= 227 KiB; PERSISTENT: one block per SM")
 
 
+def _store_smem(p: Params) -> int:
+    """Rung 24's shared memory, its barriers padded to 1 KiB, and two staged 64 x 64 boxes of C per consumer
+    warpgroup (8 KiB each, 1 KiB-aligned for the swizzle)."""
+    return _ws_smem(p) - 16 * p["STAGES"] + 1024 * ceil_div(16 * p["STAGES"], 1024) + (p["BM"] // 64) * 2 * 8192
+
+
 def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
-               **extra) -> KernelSpec:
+               smem=_ws_smem, driver: str = "tma16", **extra) -> KernelSpec:
     """A wgmma + TMA rung (22-25); ``cluster``: blocks per cluster sharing B (0: no clusters)."""
     rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}), "BF16": bf16}
     space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6], "GROUP_M": [4, 8, 16],
              "PERSISTENT": [0, 1], **({"CLUSTER": [2, 4]} if cluster else {})}
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
-        check=_check_cluster if cluster else _check_ws,
+        check=lambda p: (_check_cluster if cluster else _check_ws)(p, smem),
         constraints=_WS_CONSTRAINTS + ("; CLUSTER in {2,4} divides BN/64" if cluster else ""),
-        block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_ws_grid, smem=_ws_smem, driver="tma16",
+        block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_ws_grid, smem=smem, driver=driver,
         select=lambda M, N, K, sms: _ws_select(M, N, K, sms, rest),
         arch_specific=True, precision=precision, min_cc=(8, 0),
         fallback=_hm_record(id, name, "mma.sync fallback (no wgmma on this GPU)", source, precision, bf16), **extra)
@@ -157,4 +164,9 @@ HALF_RUNGS: tuple[KernelSpec, ...] = (
                  "its A and 1/CLUSTER of B, multicast into all, so L2 serves a quarter fewer bytes "
                  "(mma.sync off Hopper)",
                  "24_half_tma_multicast.cu", name, bf16, cluster=2) for name, label, bf16 in _TYPES),
+    *(_ws_record(26 + (1 - bf16), f"{label} TMA store", "rung 24 with a TMA-store epilogue: each consumer "
+                 "warpgroup rounds its results into swizzled shared memory, 64 columns at a time, and TMA writes "
+                 "them to C while the warpgroup starts its next tile (mma.sync off Hopper)",
+                 "26_half_tma_store.cu", name, bf16, cluster=2, smem=_store_smem, driver="tma16_store")
+      for name, label, bf16 in _TYPES),
 )

@@ -1,0 +1,87 @@
+// The cluster machinery of the 16-bit multicast rungs (24 on): blocks in
+// clusters of CLUSTER stacked along M share every B tile by TMA multicast.
+// Include inside `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`, after
+// half_tma.cuh and cluster.cuh. A rung's kernel is: make the ring (with
+// `kClusterReleases` arrivals per slot), cluster_sync, then the producer
+// warpgroup runs `cluster_produce` and each consumer warpgroup, per unit,
+// `cluster_consume` followed by its own epilogue; cluster_sync at the end.
+//
+// A cluster walks groups of CLUSTER tile rows: unit u is tile column tn of
+// tile rows CLUSTER * pm + 0 .. CLUSTER - 1 (GROUP_M units grouped for L2
+// reuse); rank r takes row CLUSTER * pm + r. When the tile rows do not fill
+// the last group, its blocks past the end compute tiles past M: TMA fills
+// their A with zeros, their stores are guarded (or clipped) away, and they
+// still load and share their part of B.
+
+constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (2 or 4)
+constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = kHalfConsumerWarpgroups == 3 ? 152 : 232;
+static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= 65536, "registers per SM");
+static_assert(kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 2 or 4 blocks");
+static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
+
+// Arrivals that free a slot: every consumer warp of every block of the cluster.
+constexpr int kClusterReleases = kClusterBlocks * kHalfConsumers / 32;
+
+// Units (groups of CLUSTER vertically neighbouring C tiles) of an M x N product.
+__device__ __forceinline__ int cluster_units(int M, int N) {
+    return CEIL_DIV(CEIL_DIV(M, BM), kClusterBlocks) * CEIL_DIV(N, BN);
+}
+
+// The C tile of this block in unit `unit`.
+__device__ __forceinline__ void cluster_tile_origin(int unit, int M, int N, unsigned rank, int& m0, int& n0) {
+    int pm, tn;
+    grouped_tile(unit, CEIL_DIV(CEIL_DIV(M, BM), kClusterBlocks), CEIL_DIV(N, BN), GROUP_M, pm, tn);
+    m0 = (kClusterBlocks * pm + rank) * BM;
+    n0 = tn * BN;
+}
+
+// The producer (one thread): for each unit of this cluster, every K tile: its
+// own A box and its share of the B boxes, multicast into every block.
+__device__ __forceinline__ void cluster_produce(const HalfRing& ring, const TensorMap& map_a, const TensorMap& map_b,
+                                                int M, int N, int K, unsigned rank, int cluster, int clusters) {
+    const int units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
+    int it = 0;  // K tiles issued: slot it % STAGES, its phase (it / STAGES) & 1
+    for (int unit = cluster; unit < units; unit += clusters) {
+        int m0, n0;
+        cluster_tile_origin(unit, M, N, rank, m0, n0);
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+            const int s = it % STAGES;
+            if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
+            mbar_arrive_expect_tx(ring.full_bar(s), kHalfSlot);  // own A box + every B box
+            tma_load_2d(ring.a(s), map_a, kt * kHalfBK, m0, ring.full_bar(s));
+#pragma unroll
+            for (int box = rank; box < kHalfBBoxes; box += kClusterBlocks)
+                tma_load_2d_multicast(ring.b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK,
+                                      ring.full_bar(s), (1u << kClusterBlocks) - 1);
+        }
+    }
+}
+
+// Slot s is free for every producer of the cluster once this warp's wgmmas on it have retired.
+__device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int lane) {
+    if (lane == 0)
+#pragma unroll
+        for (unsigned cta = 0; cta < kClusterBlocks; ++cta) mbar_arrive_cluster(ring.empty_bar(s), cta);
+}
+
+// One consumer warpgroup's main loop over the K tiles of one C tile: acc = its
+// 64 rows of A @ B. `it` counts the K tiles this block has consumed.
+__device__ __forceinline__ void cluster_consume(const HalfRing& ring, float (&acc)[kHalfAcc], int k_tiles, int& it,
+                                                int wg, int lane) {
+#pragma unroll 1
+    for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+        const int s = it % STAGES;
+        mbar_wait(ring.full_bar(s), (it / STAGES) & 1);
+        __syncwarp();  // lanes may have left the wait apart; wgmma needs all 32
+        wgmma_fence();
+#pragma unroll
+        for (int ks = 0; ks < kHalfBK / 16; ++ks)
+            wgmma_half_ss<BN>(acc, half_desc_a(ring, s, wg, ks), half_desc_b(ring, s, ks), kt > 0 || ks > 0);
+        wgmma_commit();
+        wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
+        if (kt > 0) cluster_release(ring, (it - 1) % STAGES, lane);
+    }
+    wgmma_wait<0>();
+    __syncwarp();
+    cluster_release(ring, (it - 1) % STAGES, lane);  // the tile's last K tile
+}
