@@ -17,14 +17,8 @@
 // about half of cuBLAS's rate at the large shapes, far below at 1024^3 where
 // its 128 x 256 tiles leave most SMs idle; no ncu profile yet, so which of
 // issue slots, ldmatrix or the per-tile barrier binds is not yet shown.
-// This is also the path rungs 22-25 take on GPUs without sm_90a.
+// This is also the path rungs 22-27 take on GPUs without sm_90a.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "half.cuh"
-#include "half_mma_sync.cuh"
-
-extern "C" __global__ void __launch_bounds__(kHmThreads)
-sgemm(int M, int N, int K, float alpha, const elem16* __restrict__ A, const elem16* __restrict__ B, float beta,
-      elem16* __restrict__ C) {
-    half_mma_sync_gemm(M, N, K, alpha, A, B, beta, C);
-}
+#include "half_fallback.cuh"

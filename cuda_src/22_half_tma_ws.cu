@@ -76,34 +76,14 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         int m0, n0;
         half_tile_origin(tile, M, N, m0, n0);
-#pragma unroll 1
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-            const int s = it % STAGES;
-            mbar_wait(ring.full_bar(s), (it / STAGES) & 1);
-            __syncwarp();  // lanes may have left the wait apart; wgmma needs all 32
-            wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < kHalfBK / 16; ++ks)
-                wgmma_half_ss<BN>(acc, half_desc_a(ring, s, wg, ks), half_desc_b(ring, s, ks), kt > 0 || ks > 0);
-            wgmma_commit();
-            wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
-            if (kt > 0 && lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));
-        }
-        wgmma_wait<0>();
-        __syncwarp();
-        if (lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));  // the tile's last K tile
-
+        half_consume(ring, acc, k_tiles, it, wg, [&](int s) {
+            if (lane == 0) mbar_arrive(ring.empty_bar(s));
+        });
         half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
     }
 }
 
 #else
-// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync path.
-#include "half_mma_sync.cuh"
-
-extern "C" __global__ void __launch_bounds__(kHmThreads)
-sgemm(int M, int N, int K, float alpha, const elem16* __restrict__ A, const elem16* __restrict__ B, float beta,
-      elem16* __restrict__ C) {
-    half_mma_sync_gemm(M, N, K, alpha, A, B, beta, C);
-}
+// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync kernel.
+#include "half_fallback.cuh"
 #endif

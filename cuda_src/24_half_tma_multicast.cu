@@ -25,7 +25,7 @@
 // default made every K tile wait for the thread's earlier global stores:
 // that version ran at about 60% of cuBLAS; see mbar_arrive_cluster.
 //
-// The cluster machinery (tile order, producer, main loop) is half_cluster.cuh.
+// The cluster machinery (tile order, producer, the kernel's body) is half_cluster.cuh.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "half.cuh"
@@ -42,40 +42,15 @@ extern "C" __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bound
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
       float alpha, float beta, elem16* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
-    const unsigned rank = cluster_rank();
-    cluster_sync();  // every block's barriers are initialised before any multicasts into it
-
-    const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
-    const int tid = threadIdx.x, lane = tid % 32;
-
-    if (tid >= kHalfConsumers) {  // the producer warpgroup
-        half_setmaxnreg_dec<kHalfProducerRegs>();
-        if (tid == kHalfConsumers) cluster_produce(ring, map_a, map_b, M, N, K, rank, cluster, clusters);
-    } else {
-        half_setmaxnreg_inc<kHalfConsumerRegs>();
-        const int wg = tid / 128, units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
-        float acc[kHalfAcc];
-        int it = 0;  // K tiles consumed by this block so far
-#pragma unroll 1
-        for (int unit = cluster; unit < units; unit += clusters) {
-            int m0, n0;
-            cluster_tile_origin(unit, M, N, rank, m0, n0);
-            cluster_consume(ring, acc, k_tiles, it, wg, lane);
+    cluster_gemm(
+        smem, map_a, map_b, M, N, K,
+        [&](const HalfRing&, const float (&acc)[kHalfAcc], int m0, int n0, int wg) {
             half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
-        }
-    }
-    __syncwarp();
-    cluster_sync();  // no block leaves while a peer may still multicast into it or arrive on its barriers
+        },
+        [] {});
 }
 
 #else
-// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync path.
-#include "half_mma_sync.cuh"
-
-extern "C" __global__ void __launch_bounds__(kHmThreads)
-sgemm(int M, int N, int K, float alpha, const elem16* __restrict__ A, const elem16* __restrict__ B, float beta,
-      elem16* __restrict__ C) {
-    half_mma_sync_gemm(M, N, K, alpha, A, B, beta, C);
-}
+// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync kernel.
+#include "half_fallback.cuh"
 #endif

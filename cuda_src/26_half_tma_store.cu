@@ -60,30 +60,14 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
       const __grid_constant__ TensorMap map_c, int M, int N, int K, float alpha, float beta, elem16* __restrict__ C,
       int store_c) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
-    const unsigned rank = cluster_rank();
-    cluster_sync();  // every block's barriers are initialised before any multicasts into it
-
-    const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
-    const int tid = threadIdx.x, lane = tid % 32;
-
-    if (tid >= kHalfConsumers) {  // the producer warpgroup
-        half_setmaxnreg_dec<kHalfProducerRegs>();
-        if (tid == kHalfConsumers) cluster_produce(ring, map_a, map_b, M, N, K, rank, cluster, clusters);
-    } else {
-        half_setmaxnreg_inc<kHalfConsumerRegs>();
-        const int wg = tid / 128, units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
-        const bool leader = tid % 128 == 0, via_tma = store_c && beta == 0.0f;
-        float acc[kHalfAcc];
-        int it = 0, boxes = 0;  // K tiles consumed by this block; boxes this warpgroup has staged
-#pragma unroll 1
-        for (int unit = cluster; unit < units; unit += clusters) {
-            int m0, n0;
-            cluster_tile_origin(unit, M, N, rank, m0, n0);
-            cluster_consume(ring, acc, k_tiles, it, wg, lane);
+    const bool leader = threadIdx.x % 128 == 0, via_tma = store_c && beta == 0.0f;
+    int boxes = 0;  // boxes this consumer warpgroup has staged
+    cluster_gemm(
+        smem, map_a, map_b, M, N, K,
+        [&](const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0, int wg) {
             if (!via_tma) {
                 half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
-                continue;
+                return;
             }
 #pragma unroll
             for (int c = 0; c < BN / 64; ++c, ++boxes) {
@@ -98,20 +82,13 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
                     bulk_commit();
                 }
             }
-        }
-        if (leader) bulk_wait_all();  // C is written before the block ends
-    }
-    __syncwarp();
-    cluster_sync();  // no block leaves while a peer may still multicast into it or arrive on its barriers
+        },
+        [&] {
+            if (leader) bulk_wait_all();  // C is written before the block ends
+        });
 }
 
 #else
-// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync path.
-#include "half_mma_sync.cuh"
-
-extern "C" __global__ void __launch_bounds__(kHmThreads)
-sgemm(int M, int N, int K, float alpha, const elem16* __restrict__ A, const elem16* __restrict__ B, float beta,
-      elem16* __restrict__ C) {
-    half_mma_sync_gemm(M, N, K, alpha, A, B, beta, C);
-}
+// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync kernel.
+#include "half_fallback.cuh"
 #endif

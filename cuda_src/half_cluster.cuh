@@ -1,10 +1,8 @@
 // The cluster machinery of the 16-bit multicast rungs (24 on): blocks in
 // clusters of CLUSTER stacked along M share every B tile by TMA multicast.
 // Include inside `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`, after
-// half_tma.cuh and cluster.cuh. A rung's kernel is: make the ring (with
-// `kClusterReleases` arrivals per slot), cluster_sync, then the producer
-// warpgroup runs `cluster_produce` and each consumer warpgroup, per unit,
-// `cluster_consume` followed by its own epilogue; cluster_sync at the end.
+// half_tma.cuh and cluster.cuh. A rung's kernel is `cluster_gemm` with its
+// own epilogue.
 //
 // A cluster walks groups of CLUSTER tile rows: unit u is tile column tn of
 // tile rows CLUSTER * pm + 0 .. CLUSTER - 1 (GROUP_M units grouped for L2
@@ -64,24 +62,38 @@ __device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int
         for (unsigned cta = 0; cta < kClusterBlocks; ++cta) mbar_arrive_cluster(ring.empty_bar(s), cta);
 }
 
-// One consumer warpgroup's main loop over the K tiles of one C tile: acc = its
-// 64 rows of A @ B. `it` counts the K tiles this block has consumed.
-__device__ __forceinline__ void cluster_consume(const HalfRing& ring, float (&acc)[kHalfAcc], int k_tiles, int& it,
-                                                int wg, int lane) {
+// The body of a multicast rung's kernel (launched in clusters of CLUSTER
+// blocks of kHalfBlock threads): the ring, the producer warpgroup, and the
+// consumer warpgroups, which after each C tile call
+// `epilogue(ring, acc, m0, n0, wg)` to write their 64 rows of it and after
+// their last tile `finish()`.
+template <typename Epilogue, typename Finish>
+__device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMap& map_a, const TensorMap& map_b,
+                                             int M, int N, int K, Epilogue epilogue, Finish finish) {
+    const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
+    const unsigned rank = cluster_rank();
+    cluster_sync();  // every block's barriers are initialised before any multicasts into it
+
+    const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
+    const int tid = threadIdx.x, lane = tid % 32;
+
+    if (tid >= kHalfConsumers) {  // the producer warpgroup
+        half_setmaxnreg_dec<kHalfProducerRegs>();
+        if (tid == kHalfConsumers) cluster_produce(ring, map_a, map_b, M, N, K, rank, cluster, clusters);
+    } else {
+        half_setmaxnreg_inc<kHalfConsumerRegs>();
+        const int wg = tid / 128, units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
+        float acc[kHalfAcc];
+        int it = 0;  // K tiles consumed by this block so far
 #pragma unroll 1
-    for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-        const int s = it % STAGES;
-        mbar_wait(ring.full_bar(s), (it / STAGES) & 1);
-        __syncwarp();  // lanes may have left the wait apart; wgmma needs all 32
-        wgmma_fence();
-#pragma unroll
-        for (int ks = 0; ks < kHalfBK / 16; ++ks)
-            wgmma_half_ss<BN>(acc, half_desc_a(ring, s, wg, ks), half_desc_b(ring, s, ks), kt > 0 || ks > 0);
-        wgmma_commit();
-        wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
-        if (kt > 0) cluster_release(ring, (it - 1) % STAGES, lane);
+        for (int unit = cluster; unit < units; unit += clusters) {
+            int m0, n0;
+            cluster_tile_origin(unit, M, N, rank, m0, n0);
+            half_consume(ring, acc, k_tiles, it, wg, [&](int s) { cluster_release(ring, s, lane); });
+            epilogue(ring, acc, m0, n0, wg);
+        }
+        finish();
     }
-    wgmma_wait<0>();
     __syncwarp();
-    cluster_release(ring, (it - 1) % STAGES, lane);  // the tile's last K tile
+    cluster_sync();  // no block leaves while a peer may still multicast into it or arrive on its barriers
 }
