@@ -143,7 +143,9 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
         check=lambda p: (_check_cluster if cluster else _check_ws)(p, smem),
-        constraints=_WS_CONSTRAINTS + ("; CLUSTER in {2,4} divides BN/64" if cluster else ""),
+        constraints=_WS_CONSTRAINTS + ("; CLUSTER in {2,4} divides BN/64" if cluster else "")
+        + ("; the smem also holds 1 KiB of barriers and 16 KiB of staged C per consumer warpgroup"
+           if smem is _store_smem else ""),
         block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_ws_grid, smem=smem, driver=driver,
         select=lambda M, N, K, sms: _ws_select(M, N, K, sms, rest),
         arch_specific=True, precision=precision, min_cc=(8, 0),
