@@ -48,7 +48,7 @@
 // Edges: cp.async with src-size < 16 zero-fills the rest of a chunk, so
 // rows/columns past M, N and K become zeros in shared memory and the FMA
 // loop has no checks. 16-byte copies need 16-byte aligned sources: when
-// K % 4 (A) or N % 4 (B) or the base pointer forbids it (block-uniform
+// lda % 4 (A) or ldb % 4 (B) or the base pointer forbids it (block-uniform
 // flag), each chunk is copied as four 4-byte cp.async.ca with src-size
 // 0 or 4. C is written with 128-bit stores where a whole float4 is inside
 // C and aligned, guarded scalar stores otherwise; C is not read when beta == 0.
@@ -106,9 +106,12 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float4
 // The block's main loop: accumulates A[m0:m0+BM, k] @ B[k, n0:n0+BN] over the
 // K tiles [t_begin, t_end) into each thread's acc (TM x TN, rows ly + 8i,
 // columns 4*lx + 16*(j/4) + j%4 of its warptile). `smem` holds STAGES stages
-// of [A tile | B tile].
+// of [A tile | B tile]. lda and ldb are the row strides of A and B (K and N,
+// or wider for a copy whose rows were padded to 16-byte multiples: only the
+// stride changes, nothing past column K of A or N of B is read).
 __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M, int N, int K,
-                                                    const float* __restrict__ A, const float* __restrict__ B,
+                                                    const float* __restrict__ A, int lda,
+                                                    const float* __restrict__ B, int ldb,
                                                     int m0, int n0, int t_begin, int t_end, float* smem) {
     const int tid = threadIdx.x;
 
@@ -120,10 +123,10 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
     const int b_dst = kStageA + b_row * BN + 4 * b_chunk;
     const unsigned smem_base = smem_addr(smem);
     // Global sources at K tile 0; rows past M are never read (src-size 0).
-    const float* a_src = A + (size_t)(m0 + a_row) * K + 4 * a_chunk;
-    const float* b_src = B + (size_t)b_row * N + n0 + 4 * b_chunk;
-    const bool a_vector = (K & 3) == 0 && is_aligned16(A);  // block-uniform
-    const bool b_vector = (N & 3) == 0 && is_aligned16(B);
+    const float* a_src = A + (size_t)(m0 + a_row) * lda + 4 * a_chunk;
+    const float* b_src = B + (size_t)b_row * ldb + n0 + 4 * b_chunk;
+    const bool a_vector = (lda & 3) == 0 && is_aligned16(A);  // block-uniform
+    const bool b_vector = (ldb & 3) == 0 && is_aligned16(B);
     const int b_cols_left = N - n0 - 4 * b_chunk;           // floats of this chunk's row inside B
     unsigned a_rows_ok = 0;                                  // bit q: row a_row + q*kRowStepA < M
 #pragma unroll
@@ -139,16 +142,16 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
         const unsigned sa = smem_base + 4 * (stage * kStageFloats + a_dst);
         const unsigned sb = smem_base + 4 * (stage * kStageFloats + b_dst);
         const float* ga = a_src + k0;
-        const float* gb = b_src + (size_t)k0 * N;
+        const float* gb = b_src + (size_t)k0 * ldb;
         if (interior && k0 + BK <= K) {
 #pragma unroll
             for (int q = 0; q < kCopiesA; ++q)
                 if (kExactA || a_row + q * kRowStepA < BM)
-                    cp_async16_full(sa + 4 * q * kRowStepA * BK, ga + (size_t)q * kRowStepA * K);
+                    cp_async16_full(sa + 4 * q * kRowStepA * BK, ga + (size_t)q * kRowStepA * lda);
 #pragma unroll
             for (int q = 0; q < kCopiesB; ++q)
                 if (kExactB || b_row + q * kRowStepB < BK)
-                    cp_async16_full(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * N);
+                    cp_async16_full(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * ldb);
             return;
         }
         // Edge blocks, the partial last K tile, unaligned operands: per-chunk sizes.
@@ -156,13 +159,13 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
 #pragma unroll
         for (int q = 0; q < kCopiesA; ++q) {
             if (!kExactA && a_row + q * kRowStepA >= BM) continue;
-            cp_async_chunk(sa + 4 * q * kRowStepA * BK, ga + (size_t)q * kRowStepA * K, A, (a_rows_ok >> q) & 1,
+            cp_async_chunk(sa + 4 * q * kRowStepA * BK, ga + (size_t)q * kRowStepA * lda, A, (a_rows_ok >> q) & 1,
                            a_k_left, a_vector);
         }
 #pragma unroll
         for (int q = 0; q < kCopiesB; ++q) {
             if (!kExactB && b_row + q * kRowStepB >= BK) continue;
-            cp_async_chunk(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * N, B,
+            cp_async_chunk(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * ldb, B,
                            k0 + b_row + q * kRowStepB < K, b_cols_left, b_vector);
         }
     };

@@ -1,6 +1,6 @@
-// TMA and mbarrier wrappers for the rungs that take tensor maps (16-18), and
-// the row copy their driver runs when an operand's rows are not 16-byte
-// multiples (TMA's rule for a global row pitch).
+// TMA and mbarrier wrappers for the rungs that take tensor maps (16-18); the
+// row copy their driver runs when an operand's rows are not 16-byte
+// multiples (TMA's rule for a global row pitch) is pack.cuh's copy_rows.
 //
 // A tensor map is encoded on the host (gemmbench/gpu/tensormap.py) and
 // passed by value as `const __grid_constant__ TensorMap`: the kernel reads
@@ -11,15 +11,7 @@ struct __align__(64) TensorMap {
     unsigned long long opaque[16];
 };
 
-// dst[r * pitch + c] = src[r * cols + c] for r < rows, c < cols: a matrix
-// copied into rows `pitch` floats apart (the padding is never read: the
-// tensor map's dims stop at `cols`, and TMA zero-fills past them).
-extern "C" __global__ void copy_rows(int rows, int cols, const float* __restrict__ src, int pitch,
-                                     float* __restrict__ dst) {
-    const long long n = (long long)rows * cols, stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride)
-        dst[(i / cols) * pitch + i % cols] = src[i];
-}
+#include "pack.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // --- mbarrier: a shared-memory barrier with a phase bit and a transaction count.
