@@ -49,6 +49,7 @@ class Prepared:
     parameters it was built with and ``params_source`` where they came from:
     "default", "selected" (the rung's per-shape choice), "tuned" (the tuning
     cache) or "given" (by the caller). ``threads``: CPU threads (None on the GPU).
+    ``choice``: KernelSpec.explain's line for these parameters, if the rung has one.
     """
 
     gemm: Gemm
@@ -56,6 +57,7 @@ class Prepared:
     params: dict = field(default_factory=dict)
     params_source: str = "default"
     threads: int | None = None
+    choice: str = ""  # the rung's own account of what it does at this shape (KernelSpec.explain)
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,15 @@ class KernelSpec:
     ``driver`` says what one GEMM call launches (gemmbench.gpu.drivers):
     "single" (one ``sgemm``), "split_k" (``sgemm`` over K slices, then
     ``reduce_splits``), "presplit_a" (``split_tf32`` of A, then ``sgemm``),
-    "transpose_a" (``transpose_pad`` writes A^T, then ``sgemm`` reads it) or
+    "transpose_a" (``transpose_pad`` writes A^T, then ``sgemm`` reads it),
+    "any_shape" (rung 28: the pre-passes its choice needs, ``sgemm`` over K
+    slices, ``reduce_splits``) or
     "tma" (``sgemm`` taking CUtensorMaps of A and B by value; rows whose pitch
     TMA cannot take are first copied into padded rows).
-    ``select`` picks the parameters per shape (shape-adaptive rungs).
+    ``select`` picks the parameters per shape (shape-adaptive rungs);
+    ``explain`` says in one line what a parameter set does at a shape and why
+    (the table footer and ``info`` print it); ``runtime_params`` are read by
+    the driver only, so changing them compiles nothing.
     ``arch_specific`` rungs are built for sm_90a on compute capability 9.0
     (wgmma); elsewhere the same source is built with ``fallback``'s parameters
     and launch geometry.
@@ -64,8 +69,11 @@ class KernelSpec:
     block: Callable[[Params], Dim3] | None = None
     grid: Callable[[int, int, int, Params], Dim3] | None = None
     smem: Callable[[Params], int] | None = None
-    driver: str = "single"  # single | split_k | presplit_a | transpose_a | tma
+    driver: str = "single"  # single | split_k | presplit_a | transpose_a | any_shape | tma | tma16 | tma16_store
     select: Callable[[int, int, int, int], Params] | None = None  # (M, N, K, sm_count) -> params
+    # (M, N, K, sm_count, params) -> one line: what the rung does at the shape with them, and why
+    explain: Callable[[int, int, int, int, Params], str] | None = None
+    runtime_params: tuple[str, ...] = ()  # read by the driver only (e.g. SPLITS, grid z): not compiled in
     arch_specific: bool = False
     fallback: "KernelSpec | None" = None
     precision: str = "fp32"  # fp32 | tf32 | 3xtf32
@@ -94,7 +102,7 @@ class KernelSpec:
     def defines(self, params: Params | None = None) -> list[str]:
         """The ``-D`` options that carry compile-time parameters."""
         p = self.params if params is None else params
-        return [f"-D{k}={v}" for k, v in sorted(p.items())]
+        return [f"-D{k}={v}" for k, v in sorted(p.items()) if k not in self.runtime_params]
 
     def invalid_reason(self, params: Params | None = None) -> str | None:
         return self.check(self.params if params is None else params)

@@ -129,6 +129,8 @@ def run_entry(entry: Entry, problem: Problem, passes: tuple[Expectation, ...], p
         plan.log(f"{spec.name} {problem.shape}: time")
         result.samples, result.notes, disturbed = measure_watched(backend, gemm, plan.budget, plan.flush_l2,
                                                                   result.threads)
+        if prepared.choice:
+            result.notes["choice"] = prepared.choice
         plan.log(f"{spec.name} {problem.shape}: {stop_text(len(result.samples), result.notes)}")
         result.flags = measurement_flags(result) + ([DISTURBED] if disturbed else [])
         result.status = "pass"

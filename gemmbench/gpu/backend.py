@@ -130,7 +130,8 @@ class GpuBackend:
             lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count),
             lambda entry, cluster, threads, smem: clusters.max_active_clusters(kernels.cubin(run_spec, cc, p), entry,
                                                                                cluster, threads, smem)))
-        return Prepared(gemm, run_spec, p, source)
+        choice = run_spec.explain(M, N, K, self.info.sm_count, p) if run_spec.explain else ""
+        return Prepared(gemm, run_spec, p, source, choice=choice)
 
     def _allow_shared(self, function, shared_bytes: int) -> None:
         function.set_attribute(self.cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_bytes)

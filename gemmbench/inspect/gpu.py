@@ -63,7 +63,7 @@ def inspect_occupancy(backend, specs: list[KernelSpec], shape: Shape) -> list:
         try:
             cubin = compiled_cubin(prepared.spec, cc, prepared.params)  # the cached image pycuda loaded
             rows.append(occupancy(prepared.spec, prepared.params, prepared.params_source,
-                                  shape.M, shape.N, shape.K, cubin, sm))
+                                  shape.M, shape.N, shape.K, cubin, sm, prepared.choice))
         except DriverError as exc:
             rows.append(NotInspected(spec, str(exc)))
     return rows

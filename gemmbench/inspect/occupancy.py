@@ -111,6 +111,7 @@ class Occupancy:
     limits: dict  # resource -> blocks per SM it alone allows
     binding: list
     sm: SmLimits
+    choice: str = ""  # the rung's account of its per-shape choice (KernelSpec.explain)
 
     @property
     def warps_per_block(self) -> int:
@@ -148,11 +149,12 @@ class Occupancy:
         return out
 
 
-_HELPERS = {"split_k": "split-K: then reduce_splits", "presplit_a": "3xTF32: after split_tf32"}
+_HELPERS = {"split_k": "split-K: then reduce_splits", "presplit_a": "3xTF32: after split_tf32",
+            "any_shape": "after any pre-pass, before any reduce_splits"}
 
 
 def occupancy(spec: KernelSpec, params: Params, params_source: str, M: int, N: int, K: int,
-              cubin: bytes, sm: SmLimits) -> Occupancy:
+              cubin: bytes, sm: SmLimits, choice: str = "") -> Occupancy:
     """Load the cubin's entry kernel and ask the driver. ``spec`` is the record
     that runs on this device (``Prepared.spec``), ``params`` what it runs with."""
     block, grid = spec.block(params), launched_grid(spec.grid(M, N, K, params), params, sm.sm_count)
@@ -170,4 +172,4 @@ def occupancy(spec: KernelSpec, params: Params, params_source: str, M: int, N: i
     limits = limits_per_resource(resources, sm)
     note = f"main kernel ({_HELPERS[spec.driver]})" if spec.driver in _HELPERS else ""
     return Occupancy(spec.id, spec.name, spec.entry, note, dict(params), params_source, resources, tuple(block),
-                     tuple(grid), blocks, limits, binding_limits(limits, blocks), sm)
+                     tuple(grid), blocks, limits, binding_limits(limits, blocks), sm, choice)

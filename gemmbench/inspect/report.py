@@ -62,6 +62,7 @@ def show_info(rows: list, shape, gpu_name: str) -> None:
         lines.append(f"per SM: {sm.registers} registers, {sm.shared_bytes // 1024} KiB shared memory "
                      f"({sm.reserved_shared_per_block} B reserved per block), {sm.max_threads} threads, "
                      f"{sm.max_blocks} blocks; {sm.sm_count} SMs.")
+    lines += [f"rung {r.kernel_id} at {shape}: {r.choice}" for r in inspected if r.choice]
     print_table(f"gemmbench info · {gpu_name} · {shape}", INFO_COLUMNS, info_rows(rows), lines, left=(0, 1, 9))
 
 

@@ -135,7 +135,8 @@ def footer_lines(record: RunRecord) -> list[str]:
         if r.params_source in ("tuned", "selected") and key not in shown:
             shown.add(key)
             how = "tuned (gemmbench tune)" if r.params_source == "tuned" else "chosen for the shape"
-            lines.append(f"rung {r.kernel_id} at {r.shape}: {how}: {format_params(r.params)}")
+            why = f" — {r.notes['choice']}" if r.notes.get("choice") else ""
+            lines.append(f"rung {r.kernel_id} at {r.shape}: {how}: {format_params(r.params)}{why}")
     return lines
 
 

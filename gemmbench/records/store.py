@@ -357,5 +357,5 @@ def _notes(notes: dict, where: str) -> None:
     max_noise = _in_range(_optional(notes, "max_noise", float, None, where), 0, 1, f"{where}max_noise")
     if max_noise == 0:
         raise _Invalid(f"{where}max_noise should be > 0, not 0")
-    for key in ("kernel_file", "kernel_sha256"):
+    for key in ("kernel_file", "kernel_sha256", "choice"):
         _optional(notes, key, str, None, where)
