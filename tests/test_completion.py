@@ -62,7 +62,7 @@ def test_precisions_are_offered_with_their_rungs():
     offered = complete("gemmbench compare --precision ")
     assert list(offered) == list(PRECISIONS) == ["fp32", "tf32", "3xtf32", "bf16", "fp16"]
     assert offered["3xtf32"] == "3xTF32: rungs GPU 15, 18"
-    assert offered["fp32"] == "FP32: rungs GPU 0-13, 19; CPU 0-6"
+    assert offered["fp32"] == "FP32: rungs GPU 0-13, 19, 28; CPU 0-6"
     assert set(complete("gemmbench sizes --precision t")) == {"tf32"}
     assert complete("gemmbench sizes --device cpu --precision ")["bf16"] == "BF16: no rungs in this ladder"
 

@@ -109,3 +109,37 @@ def test_a_persistent_rung_launches_one_block_per_sm_at_most():
     assert launched_grid((100, 1, 1), {"PERSISTENT": 1}, 132) == (100, 1, 1)
     assert launched_grid((512, 1, 1), {"PERSISTENT": 0}, 132) == (512, 1, 1)
     assert launched_grid((16, 8, 1), {}, 132) == (16, 8, 1)
+
+
+def _any_shape(params, shape):
+    spec = dataclasses.replace(SPEC, driver="any_shape", smem=lambda p: 64 * 1024)
+    ctx, calls, allocated = context(spec, {"BM": 64, "BK": 16, "SPLITS": 1, "PACK": 1, **params}, shape)
+    drivers.build(ctx)(0.5, 2.0)
+    return calls, allocated
+
+
+def test_any_shape_aligned_row_major_is_one_launch_with_the_strides():
+    calls, allocated = _any_shape({"KMAJOR_A": 0}, Shape(100, 60, 52))
+    assert calls == [("sgemm", (2, 3, 1), (128, 1, 1), (100, 60, 52, 0.5, "A", 52, "B", 60, 2.0, "C", 0), 64 * 1024)]
+    assert allocated == []
+
+
+def test_any_shape_pads_unaligned_rows_of_a_and_b_before_the_product():
+    calls, allocated = _any_shape({"KMAJOR_A": 0}, Shape(100, 61, 50))  # K = 50, N = 61: rows of 200 and 244 B
+    assert allocated == [100 * 52, 50 * 64]
+    assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm"]
+    assert calls[0][3] == (100, 50, "A", 52, 1001) and calls[1][3] == (50, 61, "B", 64, 1002)
+    assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 0)
+
+
+def test_any_shape_without_pack_reads_unaligned_rows_in_place():
+    calls, allocated = _any_shape({"KMAJOR_A": 0, "PACK": 0}, Shape(100, 61, 50))
+    assert [c[0] for c in calls] == ["sgemm"] and calls[0][3][4:8] == ("A", 50, "B", 61) and allocated == []
+
+
+def test_any_shape_k_major_transposes_a_and_splits_k():
+    calls, allocated = _any_shape({"KMAJOR_A": 1, "SPLITS": 3}, Shape(100, 60, 50))
+    assert allocated == [64 * 128, 3 * 100 * 60]  # At: Kp x Mp; the partials
+    assert [c[0] for c in calls] == ["transpose_pad", "sgemm", "reduce_splits"]
+    assert calls[1][1] == (2, 3, 3) and calls[1][3] == (100, 60, 50, 0.5, 1001, 128, "B", 60, 2.0, "C", 1002)
+    assert calls[2][3] == (100, 60, 3, 0.5, 1002, 2.0, "C")

@@ -28,6 +28,12 @@ split-K kernel and a reduction for small shapes):
                 copy_rows16. With CLUSTER (blocks per cluster, set by the kernel's
                 __cluster_dims__) the grid is whole clusters, and a persistent
                 grid no more than the GPU holds at once (gemmbench.gpu.clusters).
+- "any_shape":  rung 28: the pre-passes its parameters and the shape need
+                (KMAJOR_A=1: transpose_pad writes At as for "transpose_a";
+                with PACK, KMAJOR_A=0 and K % 4: copy_rows pads A's rows to a
+                multiple of 4 floats; with PACK and N % 4, B's), then sgemm(M, N, K,
+                alpha, A or At, lda, B, ldb, beta, C, partials) over SPLITS
+                slices of K (grid z), then reduce_splits as for "split_k".
 - "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
                 swizzle) for a TMA-store epilogue: sgemm(map_A, map_B,
                 map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
@@ -138,17 +144,58 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
 def transpose_a(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
     sgemm = ctx.kernel("sgemm", "iiifPPfP", smem)
-    transpose = ctx.kernel("transpose_pad", "iiiiPP")
-    M, N, K, A, B, C, stream = *_mnk(ctx), ctx.A, ctx.B, ctx.C, ctx.stream
+    M, N, K, B, C, stream = *_mnk(ctx), ctx.B, ctx.C, ctx.stream
+    launches: list = []
+    at, _ = _transposed_a(ctx, launches)
+
+    def gemm(alpha: float, beta: float) -> None:
+        for launch in launches:
+            launch()
+        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, at, B, beta, C, shared_size=smem)
+    return gemm
+
+
+def _transposed_a(ctx: LaunchContext, launches: list) -> tuple[object, int]:
+    """(At, its row pitch Mp): A^T zero-padded to Kp x Mp (K rounded up to BK,
+    M to BM), written by a launch appended to ``launches``."""
+    M, K = ctx.shape.M, ctx.shape.K
     Mp, Kp = ceil_div(M, ctx.params["BM"]) * ctx.params["BM"], ceil_div(K, ctx.params["BK"]) * ctx.params["BK"]
+    transpose = ctx.kernel("transpose_pad", "iiiiPP")
     at = ctx.workspace(Kp * Mp)
     transpose_grid = (ceil_div(Kp, 64), ceil_div(Mp, 64), 1)  # 64 x 64 tiles, K along x (no 65535 limit)
     if transpose_grid[1] > 65535:
         raise SkipKernel(f"M = {M}: the transpose grid {transpose_grid} exceeds CUDA's 65535 limit in y")
+    launches.append(lambda: transpose.prepared_async_call(transpose_grid, _ELEMENTWISE_BLOCK, ctx.stream,
+                                                          M, K, Mp, Kp, ctx.A, at))
+    return at, Mp
+
+
+def any_shape(ctx: LaunchContext) -> Gemm:
+    grid, block, smem = ctx.geometry()
+    splits = int(ctx.params["SPLITS"])
+    if grid[2] != splits:
+        raise SkipKernel(f"grid z {grid[2]} is not SPLITS={splits}")
+    sgemm = ctx.kernel("sgemm", "iiifPiPifPP", smem)
+    M, N, K, C, stream = *_mnk(ctx), ctx.C, ctx.stream
+    launches: list = []
+    pack = ctx.params.get("PACK", 1)
+    if ctx.params["KMAJOR_A"]:
+        a, lda = _transposed_a(ctx, launches)
+    else:
+        a, lda = _padded_operand(ctx, ctx.A, M, K, launches) if pack else (ctx.A, K)
+    b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if pack else (ctx.B, N)
+    partials = ctx.workspace(splits * M * N) if splits > 1 else 0
+    reduce = ctx.kernel("reduce_splits", "iiifPfP") if splits > 1 else None
+    reduce_grid = ctx.elementwise_grid(M * N)
 
     def gemm(alpha: float, beta: float) -> None:
-        transpose.prepared_async_call(transpose_grid, _ELEMENTWISE_BLOCK, stream, M, K, Mp, Kp, A, at)
-        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, at, B, beta, C, shared_size=smem)
+        for launch in launches:
+            launch()
+        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, a, lda, b, ldb, beta, C, partials,
+                                  shared_size=smem)
+        if reduce is not None:
+            reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, splits, alpha, partials,
+                                       beta, C)
     return gemm
 
 
@@ -164,8 +211,8 @@ def tma(ctx: LaunchContext) -> Gemm:
     M, N, K = _mnk(ctx)
     p = ctx.params
     stream, launches = ctx.stream, []
-    a, a_pitch = _tma_operand(ctx, ctx.A, M, K, launches)
-    b, b_pitch = _tma_operand(ctx, ctx.B, K, N, launches)
+    a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
+    b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches)
     a_sources = [a]
     if ctx.spec.precision == "3xtf32":  # A = big + small, split once per call, both loaded by TMA
         a_sources = [ctx.workspace(M * a_pitch), ctx.workspace(M * a_pitch)]
@@ -212,8 +259,8 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     M, N, K = _mnk(ctx)
     element = precision_class(ctx.spec.precision).inputs
     launches = []
-    a, a_pitch = _tma_operand(ctx, ctx.A, M, K, launches, element_bytes=2)
-    b, b_pitch = _tma_operand(ctx, ctx.B, K, N, launches, element_bytes=2)
+    a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches, element_bytes=2)
+    b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches, element_bytes=2)
     try:
         maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
                 tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element), int(b))]
@@ -239,11 +286,11 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     return gemm
 
 
-def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list,
+def _padded_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list,
                  element_bytes: int = 4) -> tuple[object, int]:
-    """(device matrix, row pitch) that a tensor map can describe: the matrix
-    itself, or, when its rows are not a multiple of 16 bytes, a padded copy
-    made by a launch appended to ``launches`` (so each call pays for it)."""
+    """(device matrix, row pitch) whose rows are a multiple of 16 bytes (what a
+    tensor map and a 16-byte cp.async need): the matrix itself, or a padded
+    copy made by a launch appended to ``launches`` (so each call pays for it)."""
     pitch = tensormap.pitch_for_tma(cols, element_bytes)
     if pitch == cols:
         return matrix, cols
@@ -256,7 +303,8 @@ def _tma_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: lis
 
 
 DRIVERS: dict[str, Callable[[LaunchContext], Gemm]] = {
-    "single": single, "split_k": split_k, "presplit_a": presplit_a, "transpose_a": transpose_a, "tma": tma,
+    "single": single, "split_k": split_k, "presplit_a": presplit_a, "transpose_a": transpose_a,
+    "any_shape": any_shape, "tma": tma,
     "tma16": tma16, "tma16_store": lambda ctx: tma16(ctx, store_c=True)}
 
 

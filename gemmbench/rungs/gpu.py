@@ -4,7 +4,7 @@ with the parameter constraints of each rung family."""
 from __future__ import annotations
 
 from ..spec import Dim3, KernelSpec, Params, ceil_div
-from . import multistage
+from . import any_shape, multistage
 from .half import HALF_BASELINES, HALF_RUNGS
 from .limits import SMEM_DEFAULT_PER_BLOCK, SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
@@ -398,5 +398,12 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                constraints=multistage.CONSTRAINTS_19, block=multistage.block, grid=multistage.grid,
                smem=multistage.smem, driver="transpose_a", select=multistage.select_19, min_cc=(8, 0)),
     *HALF_RUNGS,  # the BF16 and FP16 ladder (rungs/half.py)
+    KernelSpec(28, "any shape", "gpu", "the FP32 top for every shape: rung 19's k-major loop or rung 12's, the tile "
+                                       "(thin ones too), split-K and padded copies of rows that are not 16-byte "
+                                       "multiples, all chosen per shape (footer and info say which and why)",
+               source="28_any_shape.cu", params=dict(any_shape.DEFAULT), search_space=any_shape.SEARCH_SPACE,
+               check=any_shape.check, constraints=any_shape.CONSTRAINTS, block=multistage.block,
+               grid=multistage.grid, smem=multistage.smem, driver="any_shape", select=any_shape.select,
+               explain=any_shape.explain, runtime_params=any_shape.RUNTIME, min_cc=(8, 0)),
 )
 

@@ -1,0 +1,68 @@
+"""Rung 28's per-shape choice (gemmbench.rungs.any_shape): pure Python."""
+
+import pytest
+
+from gemmbench.rungs import any_shape, get_spec
+
+SPEC = get_spec("gpu", 28)
+H200_SMS = 132
+SHAPE_SET = [(1, 4096, 4096), (4096, 1, 4096), (3, 5, 7), (64, 64, 131072), (128, 128, 65536), (16, 8192, 8192),
+             (801, 1537, 3001), (1024, 1023, 1024), (128, 768, 3072), (256, 256, 256), (4096, 4096, 4096),
+             (8192, 8192, 8192), (4097, 4097, 4097), (1, 1, 1)]
+
+
+@pytest.mark.parametrize("shape", SHAPE_SET, ids=str)
+def test_every_choice_is_valid_and_explained(shape):
+    params = SPEC.params_for(*shape, H200_SMS)
+    assert SPEC.invalid_reason(params) is None
+    line = any_shape.explain(*shape, H200_SMS, params)
+    assert any_shape.config_name(params) in line and ("least of" in line or "measured the fastest" in line)
+
+
+@pytest.mark.parametrize("shape", SHAPE_SET, ids=str)
+def test_every_candidate_passes_the_rungs_check(shape):
+    for name, splits, pack in any_shape.candidates(*shape, H200_SMS):
+        assert SPEC.invalid_reason({**any_shape.CONFIGS[name], "SPLITS": splits, "PACK": pack}) is None
+
+
+def test_a_long_k_shape_splits_k_until_the_sms_are_busy():
+    p = SPEC.params_for(64, 64, 131072, H200_SMS)
+    assert p["SPLITS"] >= 64
+
+
+def test_a_gemv_shape_takes_a_thin_tile():
+    assert SPEC.params_for(1, 4096, 4096, H200_SMS)["BM"] == 16
+    assert SPEC.params_for(4096, 1, 4096, H200_SMS)["BN"] == 16
+
+
+def test_a_large_square_takes_the_k_major_loop_unsplit():
+    p = SPEC.params_for(8192, 8192, 8192, H200_SMS)
+    assert p["KMAJOR_A"] == 1 and p["SPLITS"] == 1 and (p["BM"], p["BN"]) == (128, 128)
+
+
+def test_split_and_pack_are_read_at_run_time_not_compiled_in():
+    p = SPEC.params_for(64, 64, 131072, H200_SMS)
+    assert SPEC.defines(p) == SPEC.defines({**p, "SPLITS": 1, "PACK": 0})
+    assert not any(d.startswith(("-DSPLITS", "-DPACK")) for d in SPEC.defines(p))
+
+
+def test_explain_names_the_pre_passes():
+    p = {**any_shape.CONFIGS["row-major 64x64"], "SPLITS": 1, "PACK": 1}
+    assert "A's rows padded and B's rows padded by a pre-pass" in any_shape.explain(100, 61, 50, H200_SMS, p)
+    assert "4 bytes at a time" in any_shape.explain(100, 61, 50, H200_SMS, {**p, "PACK": 0})
+    k_major = {**any_shape.CONFIGS["k-major 64x128"], "SPLITS": 2, "PACK": 1}
+    assert "A transposed by a pre-pass" in any_shape.explain(1000, 1000, 1000, H200_SMS, k_major)
+    assert "2 K splits of 512" in any_shape.explain(1000, 1000, 1000, H200_SMS, k_major)
+
+
+@pytest.mark.parametrize("bad, why", [({"KMAJOR_A": 2}, "KMAJOR_A"), ({"SPLITS": 0}, "SPLITS"),
+                                      ({"PACK": 3}, "PACK"), ({"TM": 3}, "TM")])
+def test_the_check_names_what_is_wrong(bad, why):
+    assert why in SPEC.invalid_reason({**any_shape.DEFAULT, **bad})
+
+
+def test_the_model_charges_the_pre_passes_and_the_reduction():
+    base = any_shape.estimate(1024, 1024, 1024, H200_SMS, "row-major 64x64", 1)
+    assert any_shape.estimate(1024, 1024, 1021, H200_SMS, "row-major 64x64", 1, pack=1) > base
+    assert any_shape.pack_bytes(1024, 1023, 1024, {**any_shape.CONFIGS["k-major 64x128"], "PACK": 1}) == \
+        (8 * (1024 * 1024 + 1024 * 1023), 2)
