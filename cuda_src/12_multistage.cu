@@ -41,5 +41,5 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     multistage_mainloop(acc, M, N, K, A, K, B, N, m0, n0, 0, CEIL_DIV(K, BK), smem);
-    multistage_store(acc, M, N, C, m0, n0, alpha, beta);
+    multistage_store(acc, M, N, C, N, m0, n0, alpha, beta);
 }

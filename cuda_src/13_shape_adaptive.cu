@@ -28,7 +28,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, const float
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const SplitSlice slice = split_slice(CEIL_DIV(K, BK), M, N, alpha, beta, C, partials);
+    const SplitSlice slice = split_slice(CEIL_DIV(K, BK), M, N, N, alpha, beta, C, partials);
     multistage_mainloop(acc, M, N, K, A, K, B, N, m0, n0, slice.t_begin, slice.t_end, smem);
-    multistage_store(acc, M, N, slice.out, m0, n0, slice.alpha, slice.beta);
+    multistage_store(acc, M, N, slice.out, slice.ld, m0, n0, slice.alpha, slice.beta);
 }

@@ -239,20 +239,20 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
     cp_async_wait<0>();  // no copy may still target shared memory when the block exits
 }
 
-// Writes a thread's tile (layout of multistage_mainloop) to `out` (row
-// stride N, block corner m0, n0) as alpha * acc + beta * out.
-__device__ __forceinline__ void multistage_store(const float (&acc)[TM][TN], int M, int N, float* out, int m0,
-                                                 int n0, float alpha, float beta) {
+// Writes a thread's tile (layout of multistage_mainloop) to the M x N matrix
+// `out` (row stride ld, block corner m0, n0) as alpha * acc + beta * out.
+__device__ __forceinline__ void multistage_store(const float (&acc)[TM][TN], int M, int N, float* out, int ld,
+                                                 int m0, int n0, float alpha, float beta) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int r0 = m0 + (warp / kWarpsN) * kWM + lane / 4;
     const int c0 = n0 + (warp % kWarpsN) * kWN + 4 * (lane % 4);
-    const bool aligned = (N & 3) == 0 && is_aligned16(out);
+    const bool aligned = (ld & 3) == 0 && is_aligned16(out);
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN / 4; ++j) {
             const int r = r0 + 8 * i, c = c0 + 16 * j;
-            store_float4(out, N, r, c, M, N,
+            store_float4(out, ld, r, c, M, N,
                          make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), alpha,
                          beta, aligned && r < M && c + 4 <= N);
         }

@@ -2,53 +2,96 @@
 // sums and where its results go, and the kernel that adds the splits up.
 //
 // blockIdx.z = split z sums K tiles [z*per, min((z+1)*per, tiles)) with
-// per = ceil(tiles / gridDim.z) and writes its raw sums (alpha = 1, beta = 0:
-// never reads) to partials[z*M*N + row*N + col]; reduce_splits then adds the
-// splits in the fixed order z = 0, 1, ... (deterministic) and applies the
-// epilogue. With gridDim.z == 1 the block writes C through the epilogue itself
-// and partials may be NULL. A split whose K range is empty (possible when the
-// split count does not divide the tile count evenly) still writes its zeros,
-// so reduce_splits never reads uninitialised partials.
+// per = ceil(tiles / gridDim.z). Without a partials buffer (one split) the
+// block writes C through the epilogue itself. With one, it writes its raw
+// sums (alpha = 1, beta = 0: never reads) to partials[z*M*ldp + row*ldp +
+// col], and reduce_splits then adds the splits in the fixed order z = 0, 1,
+// ... (deterministic) and applies the epilogue. ldp may exceed N: rung 28
+// gives C's results a padded buffer even unsplit when C's rows are not
+// 16-byte multiples, so the tile stores stay 16-byte wide and the reduction,
+// one thread per element, writes C coalesced. A split whose K range is empty
+// (possible when the split count does not divide the tile count evenly)
+// still writes its zeros, so reduce_splits never reads uninitialised partials.
 #include "common.cuh"
 
 struct SplitSlice {
     int t_begin, t_end;  // K tiles this block sums
     float* out;          // C, or this split's slice of partials
+    int ld;              // out's row stride: N, or ldp
     float alpha, beta;   // the epilogue's, or 1 and 0 for raw sums
 };
 
 // Decided before the main loop, so only a few values stay live across it.
-__device__ __forceinline__ SplitSlice split_slice(int tiles, int M, int N, float alpha, float beta, float* C,
-                                                  float* partials) {
+__device__ __forceinline__ SplitSlice split_slice(int tiles, int M, int N, int ldp, float alpha, float beta,
+                                                  float* C, float* partials) {
     const int per = CEIL_DIV(tiles, (int)gridDim.z);
     const int t_begin = min(tiles, (int)blockIdx.z * per);
-    if (gridDim.z == 1) return {0, tiles, C, alpha, beta};
-    return {t_begin, min(tiles, t_begin + per), partials + (size_t)blockIdx.z * M * N, 1.0f, 0.0f};
+    if (partials == nullptr) return {0, tiles, C, N, alpha, beta};
+    return {t_begin, min(tiles, t_begin + per), partials + (size_t)blockIdx.z * M * ldp, ldp, 1.0f, 0.0f};
 }
 
-// C = alpha * sum_z partials[z] + beta * C, z in increasing order. Grid-stride;
-// float4 accesses when M*N % 4 == 0 and both pointers are 16-byte aligned.
-extern "C" __global__ void __launch_bounds__(256)
-reduce_splits(int M, int N, int splits, float alpha, const float* __restrict__ partials, float beta,
+// Where C element i (row-major, N columns) lives in a slice of partials.
+__device__ __forceinline__ size_t partial_index(size_t i, int N, int ldp) {
+    const size_t r = i / N;
+    return r * ldp + (i - r * N);
+}
+
+constexpr int kReduceThreads = 256;
+constexpr int kDeepSplits = 32;  // from this many splits on, the splits of an element are summed by 8 warps
+
+// C = alpha * sum_z partials[z] + beta * C; partials rows ldp floats apart.
+// Below kDeepSplits splits: grid-stride, one thread per element (four with
+// float4s when ldp == N, M*N % 4 == 0 and both pointers are 16-byte
+// aligned), z in increasing order. From kDeepSplits on (a long-K shape: few
+// elements, many splits, where one thread's chain of dependent loads would
+// take longer than the product), a block takes 32 elements at a time: warp w
+// sums splits w, w+8, ... of its lane's element and warp 0 adds the 8 sums in
+// order w = 0..7 (deterministic too). The driver sizes the grid for each.
+extern "C" __global__ void __launch_bounds__(kReduceThreads)
+reduce_splits(int M, int N, int ldp, int splits, float alpha, const float* __restrict__ partials, float beta,
               float* __restrict__ C) {
-    const size_t total = (size_t)M * N;
+    const size_t total = (size_t)M * N, slice = (size_t)M * ldp;
+    if (splits >= kDeepSplits) {
+        __shared__ float sums[kReduceThreads / 32][33];
+        const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+        for (size_t base = (size_t)blockIdx.x * 32; base < total; base += (size_t)gridDim.x * 32) {
+            const size_t i = base + lane;
+            float s = 0.0f;
+            if (i < total) {
+                const size_t p = partial_index(i, N, ldp);
+#pragma unroll 4
+                for (int z = warp; z < splits; z += kReduceThreads / 32) s += partials[z * slice + p];
+            }
+            sums[warp][lane] = s;
+            __syncthreads();
+            if (warp == 0 && i < total) {
+                float t = sums[0][lane];
+#pragma unroll
+                for (int w = 1; w < kReduceThreads / 32; ++w) t += sums[w][lane];
+                C[i] = gemm_epilogue(t, alpha, beta, C + i);
+            }
+            __syncthreads();
+        }
+        return;
+    }
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if ((total & 3) == 0 && is_aligned16(partials) && is_aligned16(C)) {
+    if (ldp == N && (total & 3) == 0 && is_aligned16(partials) && is_aligned16(C)) {
         const float4* p4 = reinterpret_cast<const float4*>(partials);
         for (size_t i = first; i < total / 4; i += stride) {
             float4 s = p4[i];
             for (int z = 1; z < splits; ++z) {
-                const float4 v = p4[z * (total / 4) + i];
+                const float4 v = p4[z * (slice / 4) + i];
                 s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
             }
             *reinterpret_cast<float4*>(C + 4 * i) = gemm_epilogue4(s, alpha, beta, C + 4 * i);
         }
-    } else {
-        for (size_t i = first; i < total; i += stride) {
-            float s = partials[i];
-            for (int z = 1; z < splits; ++z) s += partials[z * total + i];
-            C[i] = gemm_epilogue(s, alpha, beta, C + i);
-        }
+        return;
+    }
+    for (size_t i = first; i < total; i += stride) {
+        const size_t p = partial_index(i, N, ldp);
+        float s = partials[p];
+        for (int z = 1; z < splits; ++z) s += partials[z * slice + p];
+        C[i] = gemm_epilogue(s, alpha, beta, C + i);
     }
 }

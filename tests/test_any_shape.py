@@ -30,9 +30,9 @@ def test_a_long_k_shape_splits_k_until_the_sms_are_busy():
     assert p["SPLITS"] >= 64
 
 
-def test_a_gemv_shape_takes_a_thin_tile():
-    assert SPEC.params_for(1, 4096, 4096, H200_SMS)["BM"] == 16
-    assert SPEC.params_for(4096, 1, 4096, H200_SMS)["BN"] == 16
+def test_gemv_shapes_get_no_wide_tiles():
+    assert any_shape.model_choice(1, 4096, 4096, H200_SMS)[0] in ("vector rows", "row-major 16x128")
+    assert any_shape.model_choice(4096, 1, 4096, H200_SMS)[0] == "row-major 128x16"
 
 
 def test_a_large_square_takes_the_k_major_loop_unsplit():
@@ -48,7 +48,8 @@ def test_split_and_pack_are_read_at_run_time_not_compiled_in():
 
 def test_explain_names_the_pre_passes():
     p = {**any_shape.CONFIGS["row-major 64x64"], "SPLITS": 1, "PACK": 1}
-    assert "A's rows padded and B's rows padded by a pre-pass" in any_shape.explain(100, 61, 50, H200_SMS, p)
+    line = any_shape.explain(100, 61, 50, H200_SMS, p)
+    assert "A's rows padded and B's rows padded by a pre-pass" in line and "C's rows are not 16-byte" in line
     assert "4 bytes at a time" in any_shape.explain(100, 61, 50, H200_SMS, {**p, "PACK": 0})
     k_major = {**any_shape.CONFIGS["k-major 64x128"], "SPLITS": 2, "PACK": 1}
     assert "A transposed by a pre-pass" in any_shape.explain(1000, 1000, 1000, H200_SMS, k_major)
@@ -64,5 +65,34 @@ def test_the_check_names_what_is_wrong(bad, why):
 def test_the_model_charges_the_pre_passes_and_the_reduction():
     base = any_shape.estimate(1024, 1024, 1024, H200_SMS, "row-major 64x64", 1)
     assert any_shape.estimate(1024, 1024, 1021, H200_SMS, "row-major 64x64", 1, pack=1) > base
-    assert any_shape.pack_bytes(1024, 1023, 1024, {**any_shape.CONFIGS["k-major 64x128"], "PACK": 1}) == \
-        (8 * (1024 * 1024 + 1024 * 1023), 2)
+    # N % 4: B padded, and C's results go through the padded buffer and reduce_splits
+    assert any_shape.estimate(1024, 1021, 1024, H200_SMS, "row-major 64x64", 1, pack=1) > base + 2 * 2.5e-6
+
+
+def _passes(config, shape, **extra):
+    return any_shape.passes(*shape, {**any_shape.CONFIGS[config], "SPLITS": 1, "PACK": 1, **extra})
+
+
+def test_passes_pad_what_is_unaligned_and_what_the_kernel_reads_in_float4s():
+    assert _passes("k-major 64x128", (1024, 1023, 1024)) == any_shape.Passes(
+        transpose_a=True, pad_a=False, pad_b=True, pad_c=True, unaligned=False, reduce=True)
+    assert _passes("row-major 64x64", (100, 64, 50)) == any_shape.Passes(
+        transpose_a=False, pad_a=True, pad_b=False, pad_c=False, unaligned=False, reduce=False)
+    unpacked = _passes("row-major 64x64", (100, 61, 50), PACK=0)
+    assert unpacked.unaligned and not (unpacked.pad_a or unpacked.pad_b or unpacked.pad_c or unpacked.reduce)
+    # the vector kernels read the short operand one value at a time: nothing of it is padded
+    assert _passes("vector rows", (1, 4096, 4095)) == any_shape.Passes(False, False, False, False, False, False)
+    assert _passes("vector rows", (1, 4095, 4096)).pad_b and not _passes("vector rows", (1, 4095, 4096)).pad_c
+    assert _passes("row-major 64x64", (64, 64, 64), SPLITS=4).reduce
+
+
+def test_the_vector_kernel_takes_only_shapes_of_at_most_8_rows():
+    assert "vector rows" in {name for name, _, _ in any_shape.candidates(8, 4096, 4096, H200_SMS)}
+    assert "vector rows" not in {name for name, _, _ in any_shape.candidates(9, 4096, 4096, H200_SMS)}
+    assert "M <= 8" in any_shape.shape_reason(9, 1, any_shape.CONFIGS["vector rows"])
+
+
+def test_the_vector_grid_covers_the_columns():
+    rows = {**any_shape.CONFIGS["vector rows"], "SPLITS": 5}
+    assert SPEC.grid(3, 4097, 100, rows) == (5, 1, 5) and SPEC.block(rows) == (256, 1, 1)
+    assert SPEC.shared_bytes(rows) == 0

@@ -6,7 +6,7 @@ import pytest
 
 from gemmbench.backend import Shape, SkipKernel
 from gemmbench.gpu import drivers
-from gemmbench.spec import KernelSpec
+from gemmbench.spec import KernelSpec, ceil_div
 
 
 class FakeFunction:
@@ -63,7 +63,7 @@ def test_split_k_sums_slices_into_a_workspace_then_reduces():
     assert allocated == [4 * 100 * 60]
     (name1, grid1, _, args1, _), (name2, grid2, block2, args2, _) = calls
     assert name1 == "sgemm" and grid1 == (2, 3, 4) and args1[-1] == 1001
-    assert name2 == "reduce_splits" and args2 == (100, 60, 4, 0.75, 1001, -1.5, "C") and block2 == (256, 1, 1)
+    assert name2 == "reduce_splits" and args2 == (100, 60, 60, 4, 0.75, 1001, -1.5, "C") and block2 == (256, 1, 1)
 
 
 def test_split_k_with_one_split_needs_no_workspace():
@@ -113,23 +113,25 @@ def test_a_persistent_rung_launches_one_block_per_sm_at_most():
 
 def _any_shape(params, shape):
     spec = dataclasses.replace(SPEC, driver="any_shape", smem=lambda p: 64 * 1024)
-    ctx, calls, allocated = context(spec, {"BM": 64, "BK": 16, "SPLITS": 1, "PACK": 1, **params}, shape)
+    ctx, calls, allocated = context(spec, {"BM": 64, "BK": 16, "SPLITS": 1, "PACK": 1, "VECTOR": 0, **params}, shape)
     drivers.build(ctx)(0.5, 2.0)
     return calls, allocated
 
 
 def test_any_shape_aligned_row_major_is_one_launch_with_the_strides():
     calls, allocated = _any_shape({"KMAJOR_A": 0}, Shape(100, 60, 52))
-    assert calls == [("sgemm", (2, 3, 1), (128, 1, 1), (100, 60, 52, 0.5, "A", 52, "B", 60, 2.0, "C", 0), 64 * 1024)]
+    assert calls == [("sgemm", (2, 3, 1), (128, 1, 1), (100, 60, 52, 0.5, "A", 52, "B", 60, 2.0, "C", 0, 60),
+                      64 * 1024)]
     assert allocated == []
 
 
-def test_any_shape_pads_unaligned_rows_of_a_and_b_before_the_product():
+def test_any_shape_pads_unaligned_rows_of_a_b_and_c():
     calls, allocated = _any_shape({"KMAJOR_A": 0}, Shape(100, 61, 50))  # K = 50, N = 61: rows of 200 and 244 B
-    assert allocated == [100 * 52, 50 * 64]
-    assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm"]
+    assert allocated == [100 * 52, 50 * 64, 100 * 64]  # A, B, and C's results padded to 64 columns
+    assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm", "reduce_splits"]
     assert calls[0][3] == (100, 50, "A", 52, 1001) and calls[1][3] == (50, 61, "B", 64, 1002)
-    assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 0)
+    assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 1003, 64)
+    assert calls[3][3] == (100, 61, 64, 1, 0.5, 1003, 2.0, "C")  # one "split": a padded copy into C
 
 
 def test_any_shape_without_pack_reads_unaligned_rows_in_place():
@@ -141,5 +143,20 @@ def test_any_shape_k_major_transposes_a_and_splits_k():
     calls, allocated = _any_shape({"KMAJOR_A": 1, "SPLITS": 3}, Shape(100, 60, 50))
     assert allocated == [64 * 128, 3 * 100 * 60]  # At: Kp x Mp; the partials
     assert [c[0] for c in calls] == ["transpose_pad", "sgemm", "reduce_splits"]
-    assert calls[1][1] == (2, 3, 3) and calls[1][3] == (100, 60, 50, 0.5, 1001, 128, "B", 60, 2.0, "C", 1002)
-    assert calls[2][3] == (100, 60, 3, 0.5, 1002, 2.0, "C")
+    assert calls[1][1] == (2, 3, 3) and calls[1][3] == (100, 60, 50, 0.5, 1001, 128, "B", 60, 2.0, "C", 1002, 60)
+    assert calls[2][3] == (100, 60, 60, 3, 0.5, 1002, 2.0, "C")
+
+
+def test_any_shape_refuses_a_vector_kernel_for_a_long_short_side():
+    with pytest.raises(SkipKernel, match="M <= 8"):
+        _any_shape({"KMAJOR_A": 0, "VECTOR": 1}, Shape(100, 60, 50))
+
+
+def test_many_splits_get_a_block_per_32_elements_for_the_reduction():
+    spec = dataclasses.replace(SPEC, driver="split_k")
+    ctx, calls, _ = context(spec, {"SPLITS": 32})  # 100 x 60 = 6000 elements
+    drivers.build(ctx)(1.0, 0.0)
+    assert calls[1][0] == "reduce_splits" and calls[1][1] == (188, 1, 1)
+    ctx, calls, _ = context(spec, {"SPLITS": 31})
+    drivers.build(ctx)(1.0, 0.0)
+    assert calls[1][1] == (ceil_div(6000, 1024), 1, 1)  # grid-stride, 4 elements a thread

@@ -6,8 +6,8 @@ split-K kernel and a reduction for small shapes):
 
 - "single":     sgemm(M, N, K, alpha, A, B, beta, C)
 - "split_k":    sgemm(M, N, K, alpha, A, B, beta, C, partials) over SPLITS
-                slices of K (grid z), then reduce_splits(M, N, splits, alpha,
-                partials, beta, C); with SPLITS == 1 sgemm writes C itself.
+                slices of K (grid z), then reduce_splits(M, N, ldp = N, splits,
+                alpha, partials, beta, C); with SPLITS == 1 sgemm writes C itself.
 - "presplit_a": split_tf32(n, A, A_big, A_small), then
                 sgemm(M, N, K, alpha, A_big, A_small, B, beta, C).
 - "transpose_a": transpose_pad(M, K, Mp, Kp, A, At) writes At = A^T
@@ -29,11 +29,12 @@ split-K kernel and a reduction for small shapes):
                 __cluster_dims__) the grid is whole clusters, and a persistent
                 grid no more than the GPU holds at once (gemmbench.gpu.clusters).
 - "any_shape":  rung 28: the pre-passes its parameters and the shape need
-                (KMAJOR_A=1: transpose_pad writes At as for "transpose_a";
-                with PACK, KMAJOR_A=0 and K % 4: copy_rows pads A's rows to a
-                multiple of 4 floats; with PACK and N % 4, B's), then sgemm(M, N, K,
-                alpha, A or At, lda, B, ldb, beta, C, partials) over SPLITS
-                slices of K (grid z), then reduce_splits as for "split_k".
+                (gemmbench.rungs.any_shape.passes: transpose_pad writes At
+                as for "transpose_a", or copy_rows pads A's rows; copy_rows
+                pads B's), then sgemm(M, N, K, alpha, A or At, lda, B, ldb,
+                beta, C, partials, ldp) over SPLITS slices of K (grid z),
+                then, when split or when C's rows are padded (ldp > N),
+                reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
 - "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
                 swizzle) for a TMA-store epilogue: sgemm(map_A, map_B,
                 map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
@@ -48,6 +49,7 @@ from typing import Callable
 
 from ..backend import Gemm, Shape, SkipKernel
 from ..precision import precision as precision_class
+from ..rungs import any_shape as rung_any_shape
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -118,12 +120,13 @@ def split_k(ctx: LaunchContext) -> Gemm:
         return lambda alpha, beta: sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, A, B, beta, C,
                                                              0, shared_size=smem)
     partials = ctx.workspace(splits * M * N)
-    reduce = ctx.kernel("reduce_splits", "iiifPfP")
-    reduce_grid = ctx.elementwise_grid(M * N)
+    reduce = ctx.kernel("reduce_splits", "iiiifPfP")
+    reduce_grid = _reduce_grid(ctx, splits)
 
     def gemm(alpha: float, beta: float) -> None:
         sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, A, B, beta, C, partials, shared_size=smem)
-        reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, splits, alpha, partials, beta, C)
+        reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, N, splits, alpha, partials, beta,
+                                   C)
     return gemm
 
 
@@ -171,32 +174,48 @@ def _transposed_a(ctx: LaunchContext, launches: list) -> tuple[object, int]:
 
 
 def any_shape(ctx: LaunchContext) -> Gemm:
+    M, N, K, C, stream = *_mnk(ctx), ctx.C, ctx.stream
+    reason = rung_any_shape.shape_reason(M, N, ctx.params)
+    if reason:
+        raise SkipKernel(reason)
     grid, block, smem = ctx.geometry()
     splits = int(ctx.params["SPLITS"])
     if grid[2] != splits:
         raise SkipKernel(f"grid z {grid[2]} is not SPLITS={splits}")
-    sgemm = ctx.kernel("sgemm", "iiifPiPifPP", smem)
-    M, N, K, C, stream = *_mnk(ctx), ctx.C, ctx.stream
+    sgemm = ctx.kernel("sgemm", "iiifPiPifPPi", smem)
+    done = rung_any_shape.passes(M, N, K, ctx.params)
     launches: list = []
-    pack = ctx.params.get("PACK", 1)
-    if ctx.params["KMAJOR_A"]:
+    if done.transpose_a:
         a, lda = _transposed_a(ctx, launches)
     else:
-        a, lda = _padded_operand(ctx, ctx.A, M, K, launches) if pack else (ctx.A, K)
-    b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if pack else (ctx.B, N)
-    partials = ctx.workspace(splits * M * N) if splits > 1 else 0
-    reduce = ctx.kernel("reduce_splits", "iiifPfP") if splits > 1 else None
-    reduce_grid = ctx.elementwise_grid(M * N)
+        a, lda = _padded_operand(ctx, ctx.A, M, K, launches) if done.pad_a else (ctx.A, K)
+    b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if done.pad_b else (ctx.B, N)
+    ldp = tensormap.pitch_for_tma(N, 4) if done.pad_c else N
+    partials = ctx.workspace(splits * M * ldp) if done.reduce else 0
+    reduce = ctx.kernel("reduce_splits", "iiiifPfP") if done.reduce else None
+    reduce_grid = _reduce_grid(ctx, splits)
 
     def gemm(alpha: float, beta: float) -> None:
         for launch in launches:
             launch()
-        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, a, lda, b, ldb, beta, C, partials,
+        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, a, lda, b, ldb, beta, C, partials, ldp,
                                   shared_size=smem)
         if reduce is not None:
-            reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, splits, alpha, partials,
-                                       beta, C)
+            reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, ldp, splits, alpha,
+                                       partials, beta, C)
     return gemm
+
+
+_DEEP_SPLITS = 32  # split_k.cuh's kDeepSplits: from here on a reduce_splits block takes 32 elements at a time
+
+
+def _reduce_grid(ctx: LaunchContext, splits: int) -> tuple:
+    """reduce_splits' grid: grid-stride over the elements, or, for many
+    splits, a block per 32 elements (at most 8 blocks per SM's worth)."""
+    M, N = ctx.shape.M, ctx.shape.N
+    if splits < _DEEP_SPLITS:
+        return ctx.elementwise_grid(M * N)
+    return (max(1, min(ceil_div(M * N, 32), _BLOCKS_PER_SM * ctx.sm_count)), 1, 1)
 
 
 def launched_grid(grid: tuple[int, int, int], params: Params, sm_count: int) -> tuple[int, int, int]:

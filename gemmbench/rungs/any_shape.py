@@ -17,39 +17,76 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec import Params
 from . import multistage
 
 # The loops: KMAJOR_A=1 is rung 19's (A transposed by a pre-pass), 0 rung 12's (A read in place).
+# VECTOR=1 (M <= 8) replaces the tiles by one pass over B; its tile parameters are unused (kept so
+# every configuration has the same names). (A VECTOR=2 for N <= 8, a warp per row of A, ran slower
+# than the 128x16 tiles at 4096x1x4096 on the H200, 48 against 33 us, and was dropped.)
 CONFIGS: dict[str, Params] = {
-    "k-major 128x128": dict(multistage.R19_CONFIGS["large"], KMAJOR_A=1),
-    "k-major 64x128": dict(multistage.R19_CONFIGS["small"], KMAJOR_A=1),
-    "row-major 128x128": dict(multistage.CONFIGS["medium"], KMAJOR_A=0),
-    "row-major 64x64": dict(multistage.CONFIGS["small"], KMAJOR_A=0),
+    "k-major 128x128": dict(multistage.R19_CONFIGS["large"], KMAJOR_A=1, VECTOR=0),
+    "k-major 64x128": dict(multistage.R19_CONFIGS["small"], KMAJOR_A=1, VECTOR=0),
+    "row-major 128x128": dict(multistage.CONFIGS["medium"], KMAJOR_A=0, VECTOR=0),
+    "row-major 64x64": dict(multistage.CONFIGS["small"], KMAJOR_A=0, VECTOR=0),
     # thin tiles: a shape with M (or N) <= 16 computes 16 rows (columns) per tile, not 64-128
     "row-major 16x128": dict(BM=16, BN=128, BK=16, TM=2, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=4,
-                             KMAJOR_A=0),
+                             KMAJOR_A=0, VECTOR=0),
     "row-major 128x16": dict(BM=128, BN=16, BK=16, TM=4, TN=4, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=4,
-                             KMAJOR_A=0),
+                             KMAJOR_A=0, VECTOR=0),
+    "vector rows": dict(multistage.CONFIGS["small"], KMAJOR_A=0, VECTOR=1),
 }
+VECTOR_THREADS = 256   # per block of the VECTOR kernels
+VECTOR_MAX = 8         # the most rows (M) it takes
 SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULT: Params = {**CONFIGS["k-major 128x128"], "SPLITS": 1, "PACK": 1}
 SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1], "SPLITS": list(SPLIT_CHOICES), "PACK": [0, 1]}
 CONSTRAINTS = ("KMAJOR_A=1: rung 19's constraints; KMAJOR_A=0: rung 12's; SPLITS >= 1 (K slices, grid z); "
-               "PACK: rows that are not 16-byte multiples are first copied into padded rows")
+               "PACK: rows that are not 16-byte multiples are first copied into padded rows; VECTOR=1 needs "
+               "M <= 8 (and KMAJOR_A=0)")
 RUNTIME = ("SPLITS", "PACK")  # read by the driver (grid z, pre-passes), not compiled in
+
+
+def block(p: Params) -> tuple[int, int, int]:
+    return (VECTOR_THREADS, 1, 1) if p.get("VECTOR") else multistage.block(p)
+
+
+def grid(M: int, N: int, K: int, p: Params) -> tuple[int, int, int]:
+    """Tiles: x over N, y over M, z over the K splits. VECTOR=1: a thread per 4
+    columns, z over the K splits."""
+    if p.get("VECTOR"):
+        return (math.ceil(N / (4 * VECTOR_THREADS)), 1, p.get("SPLITS", 1))
+    return multistage.grid(M, N, K, p)
+
+
+def smem(p: Params) -> int:
+    return 0 if p.get("VECTOR") else multistage.smem(p)
+
+
+def shape_reason(M: int, N: int, p: Params) -> str | None:
+    """Why the VECTOR kernel cannot take the shape, or None."""
+    if p.get("VECTOR") and M > VECTOR_MAX:
+        return f"VECTOR=1 takes M <= {VECTOR_MAX}, not {M}"
+    return None
 
 
 def check(p: Params) -> str | None:
     """Why a parameter combination of rung 28 is invalid, or None."""
+    if p.get("VECTOR", 0) not in (0, 1):
+        return "VECTOR must be 0 (tiles) or 1 (M <= 8, no tiles)"
     if p.get("KMAJOR_A") not in (0, 1):
         return "KMAJOR_A must be 0 (A read in place) or 1 (A transposed by a pre-pass)"
+    if p.get("VECTOR") and p["KMAJOR_A"]:
+        return "the VECTOR kernel reads A in place: KMAJOR_A must be 0"
     if p.get("SPLITS", 1) < 1:
         return "SPLITS must be at least 1"
     if p.get("PACK", 1) not in (0, 1):
         return "PACK must be 0 or 1"
+    if p.get("VECTOR"):
+        return None  # the tile parameters are not used
     return (multistage.check_19 if p["KMAJOR_A"] else multistage.check)(p)
 
 
@@ -66,14 +103,37 @@ def config_name(p: Params) -> str:
 # more warps resident (H200: rung 19's tiles 51 TFLOP/s at 4096^3, rung 13's
 # 42 at 2048^3; the thin tiles read 2.5 shared float4s per 16 FMAs a k-step).
 _EFFICIENCY = {"k-major 128x128": 0.86, "k-major 64x128": 0.83, "row-major 128x128": 0.71,
-               "row-major 64x64": 0.62, "row-major 16x128": 0.40, "row-major 128x16": 0.40}
+               "row-major 64x64": 0.62, "row-major 16x128": 0.40, "row-major 128x16": 0.40}  # VECTOR: memory
 _WARPS_FOR_FULL_RATE = 8
 _PEAK_PER_SM = 2 * 128 * 1.755e9     # FP32 flop/s of one SM at the H200's sustained clock
 _BLOCK_OVERHEAD = 2.0e-6             # prologue (STAGES-1 tiles of latency) + epilogue of a block, s
 _LAUNCH = 2.5e-6                     # each extra kernel of a call (pre-pass, reduction), s
 _DRAM_BANDWIDTH = 3.5e12             # bytes/s reached by a streaming read (H200: 4.8 TB/s peak)
 _L2_BANDWIDTH = 3.0e12               # bytes/s for the split partials (L2-resident at these sizes)
+_VECTOR_BANDWIDTH = 2.4e12           # bytes/s the VECTOR kernel streams B at
 _UNALIGNED_SLOWDOWN = 0.75           # 4-byte copies of unaligned rows (H200: 1024x1023x1024 0.72x, 1024^3 0.96x)
+
+
+@dataclass(frozen=True)
+class Passes:
+    """What one call does besides the main kernel, per shape and parameters
+    (the "any_shape" driver, the model and ``explain`` all read it here)."""
+
+    transpose_a: bool  # KMAJOR_A: transpose_pad writes At
+    pad_a: bool        # copy_rows pads A's rows (K % 4, PACK, the tiles: they read A in float4s)
+    pad_b: bool        # copy_rows pads B's rows (N % 4, PACK)
+    pad_c: bool        # the tiles store into a padded buffer that reduce_splits copies into C (N % 4, PACK)
+    unaligned: bool    # some rows are read 4 bytes at a time (not padded)
+    reduce: bool       # reduce_splits runs (SPLITS > 1 or pad_c)
+
+
+def passes(M: int, N: int, K: int, p: Params) -> Passes:
+    pack, vector = p.get("PACK", 1), p.get("VECTOR", 0)
+    a_odd = not p["KMAJOR_A"] and K % 4 != 0 and not vector  # VECTOR reads A one value at a time anyway
+    b_odd = N % 4 != 0
+    pad_c = bool(pack) and N % 4 != 0 and vector == 0
+    return Passes(bool(p["KMAJOR_A"]), a_odd and bool(pack), b_odd and bool(pack), pad_c,
+                  (a_odd or b_odd) and not pack, p.get("SPLITS", 1) > 1 or pad_c)
 
 
 def _tiles(M: int, N: int, K: int, p: Params, splits: int) -> tuple[int, int, int]:
@@ -83,51 +143,54 @@ def _tiles(M: int, N: int, K: int, p: Params, splits: int) -> tuple[int, int, in
     return math.ceil(M / p["BM"]) * math.ceil(N / p["BN"]), per, math.ceil(k_tiles / per)
 
 
-def _unaligned(M: int, N: int, K: int, p: Params) -> tuple[bool, bool]:
-    """(A's rows, B's rows) that the loop would read unaligned without a pre-pass."""
-    return not p["KMAJOR_A"] and K % 4 != 0, N % 4 != 0
-
-
-def pack_bytes(M: int, N: int, K: int, p: Params) -> tuple[int, int]:
-    """(bytes the pre-passes read and write, how many pre-pass launches)."""
-    a_rows, b_rows = _unaligned(M, N, K, p)
-    pack = p.get("PACK", 1)
-    a = p["KMAJOR_A"] or (a_rows and pack)  # the transpose, or the padded copy of A
-    b = b_rows and pack
-    return 8 * (M * K * a + K * N * b), int(a) + int(b)
+def _vector_time(M: int, N: int, K: int, sm_count: int, splits: int) -> float:
+    """The VECTOR kernel streams B once: its bytes at the share of the DRAM
+    bandwidth it reached (H200: 64 MB in 27.7 us at 1x4096x4096), full from 1024
+    threads per SM."""
+    threads = math.ceil(N / 4) * splits
+    streamed = 4 * (M * K + K * N)
+    return streamed / (_VECTOR_BANDWIDTH * min(1.0, threads / (1024 * sm_count))) + _BLOCK_OVERHEAD
 
 
 def estimate(M: int, N: int, K: int, sm_count: int, name: str, splits: int, pack: int = 1) -> float:
     """Model of one call's GPU time (seconds) for a configuration, split count and PACK."""
-    p = {**CONFIGS[name], "PACK": pack}
-    tiles, per, splits = _tiles(M, N, K, p, splits)
-    blocks = tiles * splits
-    waves = math.ceil(blocks / (sm_count * p["MIN_BLOCKS"]))
-    per_sm = min(p["MIN_BLOCKS"], math.ceil(blocks / sm_count))  # blocks sharing an SM
-    warps = per_sm * p["NUM_THREADS"] // 32
-    slow = _UNALIGNED_SLOWDOWN if not pack and any(_unaligned(M, N, K, p)) else 1.0
-    sm_rate = _PEAK_PER_SM * _EFFICIENCY[name] * slow * min(1.0, warps / _WARPS_FOR_FULL_RATE)
-    block_time = 2.0 * p["BM"] * p["BN"] * per * p["BK"] / (sm_rate / per_sm) + _BLOCK_OVERHEAD
-    streamed = 4 * (M * K + K * N + M * N)  # each operand read once from DRAM, C written once
-    t = max(waves * block_time, streamed / _DRAM_BANDWIDTH)
-    nbytes, launches = pack_bytes(M, N, K, p)
-    t += launches * _LAUNCH + nbytes / _DRAM_BANDWIDTH
-    if splits > 1:  # beta == 0: the partials are written and read once, C written once
+    p = {**CONFIGS[name], "PACK": pack, "SPLITS": splits}
+    done = passes(M, N, K, p)
+    if p["VECTOR"]:
+        t = _vector_time(M, N, K, sm_count, splits)
+    else:
+        tiles, per, splits = _tiles(M, N, K, p, splits)
+        blocks = tiles * splits
+        waves = math.ceil(blocks / (sm_count * p["MIN_BLOCKS"]))
+        per_sm = min(p["MIN_BLOCKS"], math.ceil(blocks / sm_count))  # blocks sharing an SM
+        warps = per_sm * p["NUM_THREADS"] // 32
+        slow = _UNALIGNED_SLOWDOWN if done.unaligned else 1.0
+        sm_rate = _PEAK_PER_SM * _EFFICIENCY[name] * slow * min(1.0, warps / _WARPS_FOR_FULL_RATE)
+        block_time = 2.0 * p["BM"] * p["BN"] * per * p["BK"] / (sm_rate / per_sm) + _BLOCK_OVERHEAD
+        streamed = 4 * (M * K + K * N + M * N)  # each operand read once from DRAM, C written once
+        t = max(waves * block_time, streamed / _DRAM_BANDWIDTH)
+    pre = int(done.transpose_a or done.pad_a) + int(done.pad_b)
+    t += pre * _LAUNCH + 8 * (M * K * (done.transpose_a or done.pad_a) + K * N * done.pad_b) / _DRAM_BANDWIDTH
+    if done.reduce:  # beta == 0: the partials are written and read once, C written once
         t += _LAUNCH + (2 * splits + 1) * M * N * 4 / _L2_BANDWIDTH
     return t
 
 
 def candidates(M: int, N: int, K: int, sm_count: int) -> list[tuple[str, int, int]]:
     """The (configuration, splits, PACK) choices worth considering at a shape:
-    every configuration unsplit, and split while each split keeps at least
-    two K tiles and the blocks stay within four waves; PACK 0 as well as 1
-    where rows are unaligned."""
+    every configuration that takes the shape, unsplit, and split while each
+    split keeps at least two K tiles (eight values of K for VECTOR) and the
+    blocks stay within four waves; PACK 0 as well as 1 where rows are unaligned."""
     out = []
     for name, p in CONFIGS.items():
-        tiles, _, _ = _tiles(M, N, K, p, 1)
-        packs = (1, 0) if any(_unaligned(M, N, K, p)) else (1,)
+        if shape_reason(M, N, p):
+            continue
+        tiles = 1 if p["VECTOR"] else _tiles(M, N, K, p, 1)[0]
+        k_steps = math.ceil(K / (4 if p["VECTOR"] else p["BK"]))
+        unpacked = passes(M, N, K, {**p, "PACK": 0})
+        packs = (1, 0) if unpacked.unaligned or N % 4 and not p["VECTOR"] else (1,)
         for s in SPLIT_CHOICES:
-            if s > 1 and (math.ceil(K / p["BK"]) < 2 * s or tiles * s > 4 * sm_count * p["MIN_BLOCKS"]):
+            if s > 1 and (k_steps < 2 * s or tiles * s > 4 * sm_count * p["MIN_BLOCKS"]):
                 continue
             out += [(name, s, pack) for pack in packs]
     return out
@@ -179,20 +242,25 @@ def select(M: int, N: int, K: int, sm_count: int) -> Params:
 def explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     """One line: what rung 28 does at this shape with these parameters, and why."""
     name = config_name(p)
-    tiles, per, splits = _tiles(M, N, K, p, p.get("SPLITS", 1))
-    blocks = tiles * splits
-    parts = [f"{name} tiles: {tiles} tile{'s' * (tiles != 1)}"
-             + (f" x {splits} K splits of {per * p['BK']}" if splits > 1 else "")
-             + f" = {blocks} blocks for {sm_count * p['MIN_BLOCKS']} block slots ({sm_count} SMs)"]
-    a_rows, b_rows = _unaligned(M, N, K, p)
-    pack = p.get("PACK", 1)
-    done = [what for what, needed in (("A transposed", p["KMAJOR_A"]), ("A's rows padded", a_rows and pack),
-                                      ("B's rows padded", b_rows and pack)) if needed]
-    if done:
-        parts.append(" and ".join(done) + " by a pre-pass")
-    if not pack and (a_rows or b_rows):
+    splits = p.get("SPLITS", 1)
+    if p.get("VECTOR"):
+        parts = [f"{name}: M = {M}, so no tiles: a thread per 4 columns of every row, B read once"
+                 + (f", K in {splits} splits" if splits > 1 else "")]
+    else:
+        tiles, per, splits = _tiles(M, N, K, p, splits)
+        parts = [f"{name} tiles: {tiles} tile{'s' * (tiles != 1)}"
+                 + (f" x {splits} K splits of {per * p['BK']}" if splits > 1 else "")
+                 + f" = {tiles * splits} blocks for {sm_count * p['MIN_BLOCKS']} block slots ({sm_count} SMs)"]
+    done = passes(M, N, K, p)
+    pre = [what for what, needed in (("A transposed", done.transpose_a), ("A's rows padded", done.pad_a),
+                                      ("B's rows padded", done.pad_b)) if needed]
+    if pre:
+        parts.append(" and ".join(pre) + " by a pre-pass")
+    if done.pad_c:
+        parts.append("C's rows are not 16-byte multiples: results stored padded, then written by reduce_splits")
+    if done.unaligned:
         parts.append("unaligned rows copied 4 bytes at a time (no pre-pass)")
-    choice = (name, p.get("SPLITS", 1), pack)
+    choice = (name, p.get("SPLITS", 1), p.get("PACK", 1))
     entry = measured_choice(M, N, K, sm_count)
     if entry and (entry["config"], entry["SPLITS"], entry["PACK"]) == choice:
         parts.append(f"measured the fastest of {entry['candidates']} choices on the {TABLE['gpu']} "

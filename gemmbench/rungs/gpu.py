@@ -402,8 +402,8 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                        "(thin ones too), split-K and padded copies of rows that are not 16-byte "
                                        "multiples, all chosen per shape (footer and info say which and why)",
                source="28_any_shape.cu", params=dict(any_shape.DEFAULT), search_space=any_shape.SEARCH_SPACE,
-               check=any_shape.check, constraints=any_shape.CONSTRAINTS, block=multistage.block,
-               grid=multistage.grid, smem=multistage.smem, driver="any_shape", select=any_shape.select,
+               check=any_shape.check, constraints=any_shape.CONSTRAINTS, block=any_shape.block,
+               grid=any_shape.grid, smem=any_shape.smem, driver="any_shape", select=any_shape.select,
                explain=any_shape.explain, runtime_params=any_shape.RUNTIME, min_cc=(8, 0)),
 )
 
