@@ -31,6 +31,7 @@
 #include "common.cuh"
 #include "ptx.cuh"
 #include "tma.cuh"
+#include "split_k.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "wgmma.cuh"
@@ -39,7 +40,7 @@
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
-      float alpha, float beta, float* __restrict__ C) {
+      float alpha, float beta, float* __restrict__ C, float* __restrict__ partials, int splits) {
     extern __shared__ __align__(1024) unsigned char smem[];
     const unsigned smem0 = smem_addr(smem);
     const Maps maps = {{&map_a}, &map_b};
@@ -51,7 +52,7 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
 
     if (tid >= kConsumerThreads) {  // the producer warpgroup: its last warpgroup, one thread working
         setmaxnreg_dec<kProducerRegs>();
-        if (tid == kConsumerThreads) produce(ring, maps, M, N, K);
+        if (tid == kConsumerThreads) produce_units(ring, maps, M, N, K, splits);
         return;
     }
 
@@ -64,41 +65,43 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
 
     // Per K tile: round its B fragments and issue its wgmmas, let the
     // previous tile's retire (one group stays in flight) and release that
-    // slot to the producer, then wait for the next tile of this C tile and
+    // slot to the producer, then wait for the next tile of this unit and
     // read its B fragments. Fragment sets alternate by parity (rung 14).
-    auto step = [&](int kt, unsigned (&f)[BK / 8][4]) {
+    auto step = [&](int kt, int k_begin, int k_end, unsigned (&f)[BK / 8][4]) {
         wgmma_tile(acc, f, raw, ring.a(it % STAGES));
         wgmma_wait<1>();
-        if (kt > 0) {
+        if (kt > k_begin) {
             __syncwarp();
             if (lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));
         }
         ++it;
-        if (kt + 1 < k_tiles) {
+        if (kt + 1 < k_end) {
             mbar_wait(ring.full_bar(it % STAGES), (it / STAGES) & 1);
             frag.read(raw, smem, smem0, ring.b(it % STAGES));
         }
     };
 
 #pragma unroll 1
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int m0, n0;
-        tile_origin_of(tile, M, N, m0, n0);
+    for (int u = blockIdx.x; u < tiles * splits; u += gridDim.x) {
+        const WorkUnit w = work_unit(u, tiles, k_tiles, splits, M, N);
 #pragma unroll
         for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
-        mbar_wait(ring.full_bar(it % STAGES), (it / STAGES) & 1);
-        frag.read(raw, smem, smem0, ring.b(it % STAGES));
-        int kt = 0;
+        if (w.k_begin < w.k_end) {  // an empty split still writes its zeros
+            mbar_wait(ring.full_bar(it % STAGES), (it / STAGES) & 1);
+            frag.read(raw, smem, smem0, ring.b(it % STAGES));
+            int kt = w.k_begin;
 #pragma unroll 1
-        for (; kt + 1 < k_tiles; kt += 2) {
-            step(kt, f0);
-            step(kt + 1, f1);
+            for (; kt + 1 < w.k_end; kt += 2) {
+                step(kt, w.k_begin, w.k_end, f0);
+                step(kt + 1, w.k_begin, w.k_end, f1);
+            }
+            if (kt < w.k_end) step(kt, w.k_begin, w.k_end, f0);
+            wgmma_wait<0>();
+            __syncwarp();
+            if (lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));  // the unit's last K tile
         }
-        if (kt < k_tiles) step(kt, f0);
-        wgmma_wait<0>();
-        __syncwarp();
-        if (lane == 0) mbar_arrive(ring.empty_bar((it - 1) % STAGES));  // the tile's last K tile
-        frag.store(acc, C, M, N, m0, n0, alpha, beta);
+        if (splits == 1) frag.store(acc, C, M, N, w.m0, w.n0, alpha, beta);
+        else frag.store(acc, partials + (size_t)w.split * M * N, M, N, w.m0, w.n0, 1.0f, 0.0f);  // raw sums
     }
 }
 

@@ -48,7 +48,7 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
 
     if (tid >= kConsumerThreads) {  // the producer warpgroup
         setmaxnreg_dec<kProducerRegs>();
-        if (tid == kConsumerThreads) produce(ring, maps, M, N, K);
+        if (tid == kConsumerThreads) produce<false>(ring, maps, M, N, K, 1);
         return;
     }
 

@@ -182,22 +182,67 @@ constexpr int kConsumerThreads = kThreads;
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "registers per SM");
 
-// The producer of a warp-specialized persistent block (one thread): every K
-// tile of every C tile the block walks (blockIdx.x, + gridDim.x, ...), each
-// into the next slot once the consumers have released it. The K-tile counter
-// `it` runs across tiles: slot it % STAGES, barrier phase (it / STAGES) & 1.
-__device__ __forceinline__ void produce(const TmaRing& ring, const Maps& maps, int M, int N, int K) {
+// The work of a warp-specialized persistent block (rungs 17-18; rung 18
+// always unsplit): units
+// blockIdx.x, + gridDim.x, ... of tiles * splits. Unit u is the C tile
+// u % tiles over the K tiles [k_begin, k_end) of split u / tiles (per =
+// ceil(k_tiles / splits) each; a split may be empty when splits does not
+// divide k_tiles evenly). With one split a unit is a whole tile, as before.
+struct WorkUnit {
+    int m0, n0, k_begin, k_end, split;
+};
+
+__device__ __forceinline__ WorkUnit work_unit(int u, int tiles, int k_tiles, int splits, int M, int N) {
+    WorkUnit w;
+    w.split = u / tiles;
+    const int per = CEIL_DIV(k_tiles, splits);
+    w.k_begin = min(k_tiles, w.split * per);
+    w.k_end = min(k_tiles, w.k_begin + per);
+    tile_origin_of(u % tiles, M, N, w.m0, w.n0);
+    return w;
+}
+
+// unit_of<false> is work_unit for a call that does not split K: the whole
+// tile, with k_begin = 0 and the unit count known to the compiler.
+template <bool kSplit>
+struct SplitK {
+    static constexpr bool value = kSplit;
+};
+
+template <bool kSplit>
+__device__ __forceinline__ WorkUnit unit_of(int u, int tiles, int k_tiles, int splits, int M, int N) {
+    if constexpr (kSplit) {
+        return work_unit(u, tiles, k_tiles, splits, M, N);
+    } else {
+        WorkUnit w{0, 0, 0, k_tiles, 0};
+        tile_origin_of(u, M, N, w.m0, w.n0);
+        return w;
+    }
+}
+
+// The producer of such a block (one thread): every K tile of every unit the
+// block walks, each into the next slot once the consumers have released it.
+// The K-tile counter `it` runs across units: slot it % STAGES, barrier phase
+// (it / STAGES) & 1. Built unsplit and split (produce_units picks one).
+template <bool kSplit>
+__device__ __forceinline__ void produce(const TmaRing& ring, const Maps& maps, int M, int N, int K, int splits) {
     const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, BK);
+    const int units = kSplit ? tiles * splits : tiles;
     int it = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        int m0, n0;
-        tile_origin_of(tile, M, N, m0, n0);
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+    for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        const WorkUnit w = unit_of<kSplit>(u, tiles, k_tiles, splits, M, N);
+        for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
             const int s = it % STAGES;
             if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
-            ring.issue(maps, s, m0, n0, kt);
+            ring.issue(maps, s, w.m0, w.n0, kt);
         }
     }
+}
+
+__device__ __forceinline__ void produce_units(const TmaRing& ring, const Maps& maps, int M, int N, int K,
+                                              int splits) {
+    if (splits == 1) produce<false>(ring, maps, M, N, K, 1);
+    else produce<true>(ring, maps, M, N, K, splits);
 }
 
 template <int kRegs>

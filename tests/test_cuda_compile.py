@@ -80,3 +80,23 @@ def test_rungs_12_and_13_share_one_inlined_main_loop(rung):
     assert text.count("void multistage_mainloop(") == 1 and text.count("void multistage_store(") == 1
     assert len(re.findall(r"^sgemm\(", text, re.MULTILINE)) == 1  # the entry point, not common.cuh's comment
     assert ("float* __restrict__ partials" in text) == (rung == 13)
+
+
+# The helper kernels each driver launches besides sgemm (gemmbench/gpu/drivers.py).
+HELPERS = {"split_k": {"reduce_splits"}, "presplit_a": {"split_tf32"}, "transpose_a": {"transpose_pad"},
+           "any_shape": {"transpose_pad", "copy_rows", "reduce_splits"}, "tma": {"copy_rows"},
+           "tma16": {"copy_rows16"}, "tma16_store": {"copy_rows16"}}
+
+
+@pytest.mark.parametrize("spec", RUNGS, ids=lambda s: f"rung{s.id}")
+def test_every_kernel_the_driver_launches_is_in_the_rungs_source(spec):
+    spec = spec.for_device((9, 0))
+    needed = {"sgemm"} | HELPERS.get(spec.driver, set())
+    if spec.driver == "tma" and "SPLITS" in spec.params:
+        needed.add("reduce_splits")
+    if spec.driver == "tma" and spec.precision == "3xtf32":
+        needed.add("split_tf32")
+    defined = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\(',
+                             expand_source(spec)))
+    assert needed <= defined, f"{spec.driver} launches {sorted(needed - defined)}, not in {spec.source}"
+

@@ -43,6 +43,22 @@ def test_rung_matches_fp64_reference(gpu, loaded, spec):
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+@pytest.mark.parametrize("splits", [3, 40])
+@pytest.mark.parametrize("rung", [17])
+def test_split_k_of_the_tma_rungs_matches_fp64_reference(gpu, loaded, rung, splits):
+    """Rung 17 with K split (units of tile x split on the persistent grid, then reduce_splits), at
+    every shape of the module, where the partials fit in 256 MiB; 40 splits leave some empty at small K."""
+    problem, passes = loaded
+    shape = problem.shape
+    if shape.M * shape.N * splits > 1 << 26:
+        pytest.skip("partials over 256 MiB")
+    spec = get_spec("gpu", rung)
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), "SPLITS": splits}
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes, spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 @pytest.mark.parametrize("spec", [s.fallback for s in FP32_INPUTS if s.fallback], ids=lambda s: f"rung{s.id}-fallback")
 def test_mma_sync_fallback_matches_fp64_reference(gpu, loaded, spec):
     """The path GPUs without wgmma take (built here for plain sm_90), through the tool's own driver."""

@@ -151,20 +151,23 @@ class FakeModule:
         return FakeFunction(name, self.calls)
 
 
-def fake_layout(count):
-    """What nvcc does for `count - 6` maps then (int M, N, K, float alpha, beta, float* C): maps 64-aligned in
-    the bank (here: from offset 48), then natural alignment."""
-    maps = count - 6
+def fake_layout(count, split=False):
+    """What nvcc does for `count - 6` maps then (int M, N, K, float alpha, beta, float* C), and with `split`
+    (rungs 17-18, two of the count) then (float* partials, int splits): maps 64-aligned in the bank (here:
+    from offset 48), then natural alignment."""
+    maps = count - 6 - 2 * split
     slots = [(48 + 128 * i, 128) for i in range(maps)]
     end = 48 + 128 * maps
     slots += [(end + 4 * i, 4) for i in range(5)] + [(end + 24, 8)]
+    if split:
+        slots += [(end + 32, 8), (end + 40, 4)]
     return tensormap.ParamLayout(tuple(slots))
 
 
 LAYOUT = fake_layout(8)
 
 
-def tma_context(shape, monkeypatch, rung=16):
+def tma_context(shape, monkeypatch, rung=16, **params):
     encoded = []
     monkeypatch.setattr(tensormap, "encode", lambda m, address: encoded.append((m, address)) or bytes([len(encoded)]) * 128)
     spec = get_spec("gpu", rung)
@@ -174,9 +177,9 @@ def tma_context(shape, monkeypatch, rung=16):
         allocated.append(floats)
         return 0x100000 * (1 + len(allocated))
 
-    ctx = drivers.LaunchContext(spec, dict(spec.params), module, shape, 0x1000, 0x2000, 0x3000, "stream", 132,
-                                227 * 1024, workspace, lambda f, n: None,
-                                lambda entry, count: fake_layout(count))
+    ctx = drivers.LaunchContext(spec, {**spec.params, **params}, module, shape, 0x1000, 0x2000, 0x3000, "stream",
+                                132, 227 * 1024, workspace, lambda f, n: None,
+                                lambda entry, count: fake_layout(count, "SPLITS" in spec.params))
     return ctx, module.calls, allocated, encoded
 
 
@@ -215,6 +218,26 @@ def test_3xtf32_tma_driver_splits_a_and_passes_both_halves(monkeypatch):
     block, layout = args[0], fake_layout(9)
     assert name == "sgemm" and fmt == f"{layout.size}s" and grid == (6, 1, 1)  # 3 x 2 tiles of 128 x 128
     assert struct.unpack_from("<iiiff", block, layout.slots[3][0]) == (300, 200, 64, 0.5, 2.0)
+
+
+def test_split_k_tma_rung_sums_into_partials_then_reduces(monkeypatch):
+    ctx, calls, allocated, _ = tma_context(Shape(300, 200, 1024), monkeypatch, rung=17, BM=128, BN=128, SPLITS=3)
+    drivers.build(ctx)(0.5, 2.0)
+    assert allocated == [3 * 300 * 200]
+    (name, _, grid, args, _), (reduce, _, _, reduce_args, _) = calls
+    layout = fake_layout(10, split=True)
+    assert name == "sgemm" and grid == (18, 1, 1)  # 6 tiles x 3 splits (fewer than the SMs)
+    assert struct.unpack_from("<Qi", args[0], layout.slots[8][0]) == (0x200000, 3)
+    assert reduce == "reduce_splits" and reduce_args == (300, 200, 200, 3, 0.5, 0x200000, 2.0, 0x3000)
+
+
+def test_rung_17_splits_k_only_where_the_tiles_leave_sms_idle():
+    spec = get_spec("gpu", 17)
+    assert spec.params_for(64, 64, 131072, 132)["SPLITS"] == 128
+    assert spec.params_for(4096, 4096, 4096, 132)["SPLITS"] == 1
+    assert spec.params_for(128, 128, 256, 132)["SPLITS"] == 1  # 8 K tiles: too few to split
+    assert spec.params_for(128, 128, 640, 132)["SPLITS"] == 5  # 20 K tiles: 4 a split
+    assert spec.defines(spec.params_for(64, 64, 131072, 132)) == spec.defines(spec.params_for(64, 64, 4096, 132))
 
 
 def test_3xtf32_tma_driver_splits_the_padded_copy(monkeypatch):

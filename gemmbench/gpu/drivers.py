@@ -20,6 +20,8 @@ split-K kernel and a reduction for small shapes):
                 padded rows by copy_rows(rows, cols, src, pitch, dst). 3xTF32
                 rungs first split A (split_tf32) and take
                 sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
+                A rung with SPLITS (17) takes partials, splits after C and,
+                split, is followed by reduce_splits as for "split_k".
 - "tma16":      the same for the 16-bit rungs (BF16, FP16; element type from
                 the record's precision): sgemm(map_A, map_B, M, N, K, alpha,
                 beta, C), A in boxes of BM rows x 64 elements and B in boxes
@@ -229,7 +231,7 @@ def tma(ctx: LaunchContext) -> Gemm:
     grid = launched_grid(grid, ctx.params, ctx.sm_count)
     M, N, K = _mnk(ctx)
     p = ctx.params
-    stream, launches = ctx.stream, []
+    stream, launches, C = ctx.stream, [], ctx.C
     a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
     b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches)
     a_sources = [a]
@@ -242,15 +244,23 @@ def tma(ctx: LaunchContext) -> Gemm:
     # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes).
     a_map = tensormap.matrix_map(M, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
     formats = "T" * (len(a_sources) + 1) + "iiiffP"  # the maps, then M, N, K, alpha, beta, C
+    values = [M, N, K, 1.0, 0.0, int(ctx.C)]
+    splits = int(p.get("SPLITS", 1))
+    partials = ctx.workspace(splits * M * N) if splits > 1 else 0
+    if "SPLITS" in p:  # rung 17: then partials, splits
+        formats += "Pi"
+        values += [int(partials), splits]
     try:
         maps = [tensormap.encode(a_map, int(x)) for x in a_sources]
         maps.append(tensormap.encode(tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch), int(b)))
         layout = ctx.param_layout("sgemm", len(formats))
     except tensormap.TensorMapError as exc:
         raise SkipKernel(str(exc)) from None
-    params = tensormap.pack_params(layout, formats, (*maps, M, N, K, 1.0, 0.0, int(ctx.C)))
+    params = tensormap.pack_params(layout, formats, (*maps, *values))
     alpha_index = len(maps) + 3
     sgemm = ctx.kernel("sgemm", f"{layout.size}s", smem)
+    reduce = ctx.kernel("reduce_splits", "iiiifPfP") if splits > 1 else None
+    reduce_grid = _reduce_grid(ctx, splits)
 
     def gemm(alpha: float, beta: float) -> None:
         for launch in launches:
@@ -258,6 +268,9 @@ def tma(ctx: LaunchContext) -> Gemm:
         tensormap.set_scalar(params, layout, alpha_index, "f", alpha)
         tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
+        if reduce is not None:
+            reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, N, splits, alpha, partials,
+                                       beta, C)
     return gemm
 
 

@@ -226,6 +226,39 @@ def _tma_select(M: int, N: int, K: int, sm_count: int, rest: Params, tiles=_TMA_
     return {**rest, "BM": bm, "BN": bn}
 
 
+_MAX_TMA_SPLITS = 128
+_MIN_K_TILES_PER_SPLIT = 4  # a split shorter than the ring (STAGES = 4) never fills it
+# Splitting pays only past this many K tiles (H200, rung 17 split against unsplit: 256^3, 384^3 and 512^3,
+# 8-16 K tiles, lost 9-22%; 128x768x768, 333x555x777 and 128x1024x1024, 24-32 K tiles, gained 8-37%).
+_MIN_K_TILES_TO_SPLIT = 20
+
+
+def _tma_split_select(M: int, N: int, K: int, sm_count: int, rest: Params, tiles=_TMA_TILES) -> dict:
+    """Rung 17: rung 16's tile choice, then, where those tiles leave SMs
+    idle (fewer than 0.9 per SM) and K spans at least 20 K tiles, K split so
+    that the units (tiles x SPLITS) about fill the SMs, each split keeping at
+    least 4 K tiles."""
+    p = _tma_select(M, N, K, sm_count, rest, tiles)
+    count = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
+    splits = 1
+    if count < 0.9 * sm_count and ceil_div(K, p["BK"]) >= _MIN_K_TILES_TO_SPLIT:
+        splits = max(1, min(sm_count // count, ceil_div(K, p["BK"]) // _MIN_K_TILES_PER_SPLIT, _MAX_TMA_SPLITS))
+    return {**p, "SPLITS": splits}
+
+
+def _split_grid(M: int, N: int, K: int, p: Params) -> Dim3:
+    """Rung 17: one unit per C tile and K split (a persistent grid walks them)."""
+    return (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]) * p.get("SPLITS", 1), 1, 1)
+
+
+def _check_split(check):
+    def checked(p: Params) -> str | None:
+        if p.get("SPLITS", 1) < 1:
+            return "SPLITS must be at least 1"
+        return check(p)
+    return checked
+
+
 def _tma_smem(p: Params, a_sources: int = 1) -> int:
     """STAGES ring slots of the A box(es) (BM x BK) and the B boxes (BK x BN, unpadded), 1 KiB to align
     the ring to 1024 bytes (swizzle), two 8-byte mbarriers per slot."""
@@ -360,15 +393,17 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                                        "persistent grid, and each thread's two columns paired "
                                                        "(64-bit B fragment loads and C stores)",
                source="17_tf32_tma_ws.cu",
-               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1},
+               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1,
+                       "SPLITS": 1},
                search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
                              "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1], "PAIR_COLS": [0, 1]},
-               check=_check_tma, constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM; PAIR_COLS: "
-                                                                "neighbouring columns per thread",
-               block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid, smem=_tma_smem,
-               driver="tma",
-               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
-                                                                      "PERSISTENT": 1, "PAIR_COLS": 1}),
+               check=_check_split(_check_tma),
+               constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM; PAIR_COLS: neighbouring columns per "
+                                              "thread; SPLITS >= 1 (K slices, then reduce_splits)",
+               block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid, smem=_tma_smem,
+               driver="tma", runtime_params=("SPLITS",),
+               select=lambda M, N, K, sms: _tma_split_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
+                                                                            "PERSISTENT": 1, "PAIR_COLS": 1}),
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
                                            False, dict(_TC_TF32_FALLBACK))),
