@@ -39,8 +39,8 @@ CONFIGS: dict[str, Params] = {
                              KMAJOR_A=0, VECTOR=0),
     "vector rows": dict(multistage.CONFIGS["small"], KMAJOR_A=0, VECTOR=1),
 }
-VECTOR_THREADS = 256   # per block of the VECTOR kernels
-VECTOR_MAX = 8         # the most rows (M) it takes
+VECTOR_THREADS = 256   # per block of the VECTOR kernel (28_any_shape.cu: kVectorThreads)
+VECTOR_MAX = 8         # the most rows (M) it takes (kMaxVector)
 SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULT: Params = {**CONFIGS["k-major 128x128"], "SPLITS": 1, "PACK": 1}
 SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1], "SPLITS": list(SPLIT_CHOICES), "PACK": [0, 1]}
