@@ -22,6 +22,24 @@ FAULTS = HEADER.format(name="faults") + SIGNATURE + " { C[(size_t)1 << 40] = alp
 HANGS = HEADER.format(name="hangs") + SIGNATURE + " { while (M > 0) { __nanosleep(1000); } }\n"
 
 
+# right at every shape but one: a fault there, on whichever GPU that shape is given to
+FAULTS_AT_96 = ("/* gemmbench kernel\n * name: faults at 96\n * block: 256\n * grid: ceil_div(N, 256), M\n */\n"
+                + SIGNATURE + """ {
+    if (M == 96) { C[(size_t)1 << 40] = alpha; return; }
+    int row = blockIdx.y, col = blockIdx.x * 256 + threadIdx.x;
+    if (col >= N) return;
+    float sum = 0.0f;
+    for (int k = 0; k < K; ++k) sum += A[(size_t)row * K + k] * B[(size_t)k * N + col];
+    C[(size_t)row * N + col] = alpha * sum + (beta == 0.0f ? 0.0f : beta * C[(size_t)row * N + col]);
+}
+""")
+
+
+def _gpu_count() -> int:
+    from gemmbench.gpu.device import device_count
+    return device_count()
+
+
 def run(capsys, *args):
     code = cli.main([str(a) for a in args])
     out, err = capsys.readouterr()
@@ -85,3 +103,26 @@ def test_tune_a_kernel_file_then_run_uses_the_tuned_parameters(tmp_path, capsys,
     assert code == 0, err
     mine = json.loads(out)["results"][-1]
     assert mine["params_source"] == "tuned" and mine["params"] == next(iter(entries.values()))["params"]
+
+
+def test_a_kernel_faulting_on_one_gpus_share_fails_there_and_every_other_row_is_saved(tmp_path, capsys):
+    """--gpus all shares the shapes out; the GPU given M = 96 gets the fault as
+    a FAIL row and goes on, the other GPUs' rows are measured, all in one record."""
+    count = _gpu_count()
+    if count < 2:
+        pytest.skip("needs two GPUs")
+    kernel = tmp_path / "faults_at_96.cu"
+    kernel.write_text(FAULTS_AT_96)
+    code, out, err = run(capsys, "sizes", "--gpus", "all", "--sweep", "64,96,128,160", "-i", "3",
+                         "--kernel-file", kernel, *FAST, "--results-dir", tmp_path / "results")
+    assert code == 1, err
+    saved = json.loads(next((tmp_path / "results").glob("*.json")).read_text())
+    rows = [r for r in saved["results"] if r["device"] == "gpu"]
+    fault = next(r for r in rows if r["name"] == "faults at 96" and r["shape"]["M"] == 96)
+    assert fault["status"] == "fail" and "illegal memory access" in fault["reason"], fault
+    assert {r["gpu"] for r in rows} == set(range(min(count, 4))) and set(saved["environment"]["gpus"]) >= {"0", "1"}
+    others = [r for r in rows if r is not fault]
+    names = {(r["name"], r["shape"]["M"]) for r in rows}
+    assert {(n, m) for n in ("cuBLAS", "smem blocking", "faults at 96") for m in (64, 96, 128, 160)} <= names
+    assert all(r["status"] == "pass" and r["samples_s"] and r["verification"]["passed"] for r in others), others
+    assert any(r["gpu"] != fault["gpu"] for r in others)
