@@ -207,6 +207,9 @@ def test_sizes_share_the_shapes_and_tune_the_candidates(tmp_path):
     assert code == 0 and sorted(r.params["BM"] for r in candidates) == [64, 128, 256]
     assert {r.gpu for r in candidates} == {0, 1} and [r.gpu for r in tune.results if r.kernel_id == 0] == [0, 1]
     assert "BM=128,given" in _rendered(tune)  # the candidates, one CSV row each
+    table = _rendered(tune, "text")  # one ranking over both GPUs: each row says whose it is
+    assert table.count("rung0 · GPU 0") == 1 and table.count("rung0 · GPU 1") == 1
+    assert table.count("rung12 · GPU 0") == 2 and table.count("rung12 · GPU 1") == 1
 
 
 # -- --gpu / --gpus through the command line, with a stand-in backend -------------------

@@ -353,6 +353,8 @@ def _serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
 
     backend = None
     spec = kernel.spec
+    failures = []  # kept until os._exit: freeing a faulted row's buffers in its poisoned context
+    # only makes pycuda print a warning per buffer, stream and event
     while True:
         message = conn.recv()
         _reap()
@@ -372,6 +374,7 @@ def _serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
             result = run_entry(Entry(_Watched(backend, expect, config.call_seconds), spec, params),
                                problem, passes, plan)
         except Exception as exc:  # anything the row raises is that row's failure
+            failures.append(exc)
             result = KernelResult(config.device, spec.id, spec.name, spec.precision, shape, "fail",
                                   f"{type(exc).__name__}: {exc}".splitlines()[0])
         send(("result", result))  # after a FAIL the parent stops this worker: alive until then, it

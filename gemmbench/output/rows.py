@@ -247,10 +247,12 @@ def tuning_rows(record: RunRecord, top: int) -> tuple[list[str], list[list[str]]
     base = [r for r in record.results if r.kernel_id == 0]
     tried = [r for r in record.results if r.kernel_id != 0]
     timed = sorted((r for r in tried if r.status == "pass"), key=lambda r: -r.gflops)
+    several_gpus = len({r.gpu for r in record.results if r.gpu is not None}) > 1  # tune --gpus: say whose row
     rows = []
     for rank, r in [("-", b) for b in base] + list(enumerate(timed[:top], 1)):
         flagged = bool(r.flags)
-        rows.append([str(rank), kernel_label(r), format_params(r.params) if r.kernel_id else "-",
+        label = kernel_label(r) + (f" · GPU {r.gpu}" if several_gpus and r.gpu is not None else "")
+        rows.append([str(rank), label, format_params(r.params) if r.kernel_id else "-",
                      doubtful(format_time(r.stats.median if r.stats else None), flagged),
                      doubtful(format_number(r.gflops), flagged),
                      doubtful(format_number(record.percent_of_baseline(r)), percent_doubtful(record, r)),
