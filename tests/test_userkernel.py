@@ -378,3 +378,28 @@ def test_c_example_sweep_and_param_override(tmp_path, capsys):
     assert [(r["kernel_id"], r["shape"]["M"]) for r in results] == [(0, 7), (-1, 7), (0, 33), (-1, 33)]
     assert all(r["status"] == "pass" for r in results)
     assert results[1]["params"] == {"KB": 4}
+
+
+QUIET_AFTER = """
+import os
+from gemmbench.execute.isolated import _quiet_after_a_cuda_error
+class LogicError(Exception):
+    pass
+LogicError.__module__ = {module!r}  # as pycuda's driver errors are
+try:
+    with _quiet_after_a_cuda_error():
+        raise LogicError("cuStreamSynchronize failed: an illegal memory access was encountered")
+except LogicError:
+    pass
+os.write(2, b"freed into a dead context")
+"""
+
+
+@pytest.mark.parametrize("module, silenced", [("pycuda._driver", True), ("builtins", False)])
+def test_a_worker_is_quiet_on_stderr_after_a_cuda_error_only(module, silenced):
+    """After a CUDA error the worker's later stderr (pycuda's warning per buffer
+    freed into the dead context) goes nowhere; after any other error it stays."""
+    import sys
+    done = subprocess.run([sys.executable, "-c", QUIET_AFTER.format(module=module)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (done.stderr == "") is silenced, done.stderr

@@ -36,6 +36,7 @@ exits.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import hashlib
@@ -246,6 +247,25 @@ def _left_behind(result: KernelResult, count: int) -> KernelResult:
 
 # -- the worker side ---------------------------------------------------------------
 
+@contextlib.contextmanager
+def _quiet_after_a_cuda_error():
+    """A CUDA error (an illegal address, a launch failure) leaves this
+    worker's context dead: the row becomes a FAIL and the worker is replaced.
+    On the way, every buffer, stream and event the row held is freed into
+    the dead context, and pycuda prints a two-line warning for each one, on
+    the terminal of the user who reads the FAIL row. Nothing the worker could
+    still write to stderr is worth that: it goes to /dev/null from here on
+    (what the row says goes to the parent through the pipe)."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.startswith("pycuda"):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 2)
+            os.close(null)
+        raise
+
+
 class _Watched:
     """The worker's backend: before each step, tells the parent how long it may take."""
 
@@ -255,21 +275,25 @@ class _Watched:
 
     def prepare(self, spec, shape, params=None):
         self.expect(LOAD_SECONDS + self.call_seconds, f"loading the kernel took over {LOAD_SECONDS + self.call_seconds:g} s")
-        prepared = self.backend.prepare(spec, shape, params)
+        with _quiet_after_a_cuda_error():
+            prepared = self.backend.prepare(spec, shape, params)
         return dataclasses.replace(prepared, gemm=_LimitedCall(prepared.gemm, self.expect, self.call_seconds))
 
     def set_c(self, c, output: str = "fp32") -> None:
-        self.backend.set_c(c, output)
+        with _quiet_after_a_cuda_error():
+            self.backend.set_c(c, output)
 
     def get_c(self, output: str = "fp32"):
-        c = self.backend.get_c(output)  # on the GPU the call's wait ends here
+        with _quiet_after_a_cuda_error():
+            c = self.backend.get_c(output)  # on the GPU the call's wait ends here
         self.expect(CHECK_SECONDS, f"checking the result took over {CHECK_SECONDS:g} s")
         return c
 
     def measure(self, gemm, alpha, beta, budget, flush_l2=False):
         seconds = timing_seconds(budget, self.call_seconds)
         self.expect(seconds, f"timing took over {seconds:g} s ({self.call_seconds:g} s per call, --kernel-timeout)")
-        return self.backend.measure(gemm.call, alpha, beta, budget, flush_l2)  # untouched: no reporting while timed
+        with _quiet_after_a_cuda_error():  # untouched otherwise: no reporting while timed
+            return self.backend.measure(gemm.call, alpha, beta, budget, flush_l2)
 
 
 class _LimitedCall:
@@ -280,7 +304,8 @@ class _LimitedCall:
 
     def __call__(self, alpha: float, beta: float) -> None:
         self.expect(self.seconds, f"a call ran over {self.seconds:g} s (--kernel-timeout)")
-        self.call(alpha, beta)
+        with _quiet_after_a_cuda_error():
+            self.call(alpha, beta)
 
 
 def _backend(config: WorkerConfig):
@@ -353,8 +378,6 @@ def _serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
 
     backend = None
     spec = kernel.spec
-    failures = []  # kept until os._exit: freeing a faulted row's buffers in its poisoned context
-    # only makes pycuda print a warning per buffer, stream and event
     while True:
         message = conn.recv()
         _reap()
@@ -374,7 +397,6 @@ def _serve(conn, kernel: UserKernel, config: WorkerConfig) -> None:
             result = run_entry(Entry(_Watched(backend, expect, config.call_seconds), spec, params),
                                problem, passes, plan)
         except Exception as exc:  # anything the row raises is that row's failure
-            failures.append(exc)
             result = KernelResult(config.device, spec.id, spec.name, spec.precision, shape, "fail",
                                   f"{type(exc).__name__}: {exc}".splitlines()[0])
         send(("result", result))  # after a FAIL the parent stops this worker: alive until then, it
