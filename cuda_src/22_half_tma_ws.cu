@@ -36,9 +36,6 @@
 #include "wgmma_half.cuh"
 #include "half_tma.cuh"
 
-// The producer keeps 40 registers; the consumers share the rest (232 each for up to 2 warpgroups, 152 for 3).
-constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = kHalfConsumerWarpgroups == 3 ? 152 : 232;
-static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= 65536, "registers per SM");
 
 extern "C" __global__ void __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,

@@ -12,8 +12,6 @@
 // still load and share their part of B.
 
 constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (2 or 4)
-constexpr int kHalfProducerRegs = 40, kHalfConsumerRegs = kHalfConsumerWarpgroups == 3 ? 152 : 232;
-static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= 65536, "registers per SM");
 static_assert(kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 2 or 4 blocks");
 static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
 

@@ -23,6 +23,17 @@ static_assert(BM == 64 || BM == 128 || BM == 192, "BM = 64 rows per consumer war
 static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
 static_assert(STAGES >= 2, "at least two slots");
 
+// The producer keeps 40 registers; the consumers share the rest (setmaxnreg: multiples of 8). The
+// block starts with the registers __launch_bounds__ gives each thread, and setmaxnreg.inc waits
+// until the producer's setmaxnreg.dec has released enough of them: a consumer count that asks for
+// more than the block holds waits forever. 232 for up to 2 consumer warpgroups, 152 for 3.
+constexpr int kHalfProducerRegs = 40;
+constexpr int kHalfLaunchRegs = 65536 / kHalfBlock / 8 * 8;
+constexpr int kHalfConsumerRegs = (kHalfLaunchRegs * kHalfBlock - kHalfProducerRegs * 128) / kHalfConsumers / 8 * 8 < 232
+    ? (kHalfLaunchRegs * kHalfBlock - kHalfProducerRegs * 128) / kHalfConsumers / 8 * 8 : 232;
+static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= kHalfLaunchRegs * kHalfBlock,
+              "the consumers' registers come from those the block started with");
+
 struct HalfRing {
     unsigned base, full, empty;  // shared addresses: STAGES slots, then STAGES full and STAGES empty barriers
 
