@@ -7,7 +7,7 @@ of the rung's source: when the kernel changes, its old best is ignored rather
 than trusted.
 
 Nothing read from the file is trusted: an entry whose parameters are not the
-rung's names with positive integer values, or that the rung's ``check``
+rung's names with integer values >= 0, or that the rung's ``check``
 rejects, is treated as absent (with a note), never used. The file is read by
 gemmbench.fsutil's reader (a regular file of at most
 fsutil.TUNING_CACHE_MAX_BYTES, JSON of bounded nesting and number length). A
@@ -223,9 +223,10 @@ def _entry_problem(entry, spec: KernelSpec) -> str | None:
         return "parameter names differ from the rung's" + \
             (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "") + \
             (f" (missing: {', '.join(sorted(missing))})" if missing else "")
-    bad = [f"{k}={v!r}" for k, v in sorted(params.items()) if type(v) is not int or v < 1]
+    # 0 is a value too: switches such as PERSISTENT (rung 17) and KMAJOR_A, VECTOR, PACK (rung 28)
+    bad = [f"{k}={v!r}" for k, v in sorted(params.items()) if type(v) is not int or v < 0]
     if bad:
-        return f"parameters must be positive integers: {', '.join(bad)}"
+        return f"parameters must be integers >= 0: {', '.join(bad)}"
     try:
         reason = spec.invalid_reason(params)
     except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
