@@ -135,7 +135,7 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
     found, valid = candidates(run_spec, options.limit, options.seed)
     reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
     built = _compile_candidates(gpu, run_spec, found, options.jobs, reporter)
-    plan = plan.with_candidates(built, len(found) - len(built))
+    plan = plan.with_candidates({shape: built}, len(found) - len(built))
 
     def store_best(record):
         best = record.best_result(spec.id)
