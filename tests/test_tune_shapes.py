@@ -13,7 +13,8 @@ from gemmbench.execute.gpus import plan_orders
 from gemmbench.execute.local import Batch, Entry, run_plan
 from gemmbench.plan import Plan, Row
 from gemmbench.records.results import RunRecord
-from gemmbench.rungs import get_spec
+from gemmbench.rungs import any_shape, get_spec
+from gemmbench.tuning import candidates, candidates_at, compile_candidates
 
 SHAPES = (Shape(8, 8, 8), Shape(16, 8, 4), Shape(4, 4, 32))
 
@@ -101,3 +102,41 @@ def test_gpus_share_the_candidates_and_run_cublas_at_the_shapes_of_theirs():
         assert order.plan.shapes == tuple(s for s in SHAPES if any(r.shape == s for r in mine))
         assert [r.kernel_id for r in order.plan.rows if r.params is None] == [0]
     assert sum(o.plan.steps for o in orders) == 6 + sum(len(o.plan.shapes) for o in orders)
+
+
+# -- what tune tries at each shape --------------------------------------------------------
+
+RUNG28 = get_spec("gpu", 28)
+H200_SMS = 132
+
+
+def test_rung_28_proposes_its_own_candidates_per_shape_its_usual_choice_first():
+    shapes = [Shape(1, 4096, 4096), Shape(1024, 1023, 1024), Shape(64, 64, 131072)]
+    tried, valid = candidates_at(RUNG28, shapes, H200_SMS)
+    for shape in shapes:
+        own = [{**any_shape.CONFIGS[n], "SPLITS": s, "PACK": p}
+               for n, s, p in any_shape.candidates(shape.M, shape.N, shape.K, H200_SMS)]
+        assert tried[shape][0] == RUNG28.params_for(shape.M, shape.N, shape.K, H200_SMS)
+        assert sorted(map(repr, tried[shape])) == sorted(map(repr, own)) and valid[shape] == len(own)
+    assert len(tried[shapes[0]]) != len(tried[shapes[2]])  # a list of the shape's own
+    limited, _ = candidates_at(RUNG28, shapes, H200_SMS, limit=5, seed=1)
+    assert all(len(limited[s]) == 5 and limited[s][0] == tried[s][0] for s in shapes)
+    assert limited == candidates_at(RUNG28, shapes, H200_SMS, limit=5, seed=1)[0]  # seeded
+
+
+def test_other_rungs_try_their_search_space_the_same_at_every_shape():
+    rung12 = get_spec("gpu", 12)
+    tried, valid = candidates_at(rung12, SHAPES, H200_SMS, limit=7, seed=3)
+    assert all(tried[s] == candidates(rung12, 7, 3)[0] for s in SHAPES)
+    assert set(valid.values()) == {candidates(rung12)[1]}
+
+
+def test_candidates_that_differ_only_in_runtime_parameters_compile_once(monkeypatch):
+    import gemmbench.gpu.compile as compile
+    built = []
+    monkeypatch.setattr(compile, "cubin", lambda spec, cc, params: built.append(tuple(spec.defines(params))))
+    tried, _ = candidates_at(RUNG28, [Shape(1, 4096, 4096), Shape(1000, 1000, 1000)], H200_SMS)
+    found = list({repr(sorted(p.items())): p for ps in tried.values() for p in ps}.values())
+    outcome = list(compile_candidates(RUNG28, (9, 0), found, jobs=4))
+    assert [p for p, _ in outcome] == found and all(error is None for _, error in outcome)
+    assert len(found) > 50 and len(built) == len(set(built)) <= len(any_shape.CONFIGS)  # one build per loop and tile

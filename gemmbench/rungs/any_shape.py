@@ -196,6 +196,11 @@ def candidates(M: int, N: int, K: int, sm_count: int) -> list[tuple[str, int, in
     return out
 
 
+def shape_candidates(M: int, N: int, K: int, sm_count: int) -> list[Params]:
+    """What ``gemmbench tune`` tries at a shape: the parameters of every choice of ``candidates``."""
+    return [{**CONFIGS[name], "SPLITS": s, "PACK": pack} for name, s, pack in candidates(M, N, K, sm_count)]
+
+
 def model_choice(M: int, N: int, K: int, sm_count: int) -> tuple[str, int, int]:
     """The (configuration, splits, PACK) with the least estimated time."""
     best = None

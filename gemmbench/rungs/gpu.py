@@ -439,6 +439,7 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                source="28_any_shape.cu", params=dict(any_shape.DEFAULT), search_space=any_shape.SEARCH_SPACE,
                check=any_shape.check, constraints=any_shape.CONSTRAINTS, block=any_shape.block,
                grid=any_shape.grid, smem=any_shape.smem, driver="any_shape", select=any_shape.select,
-               explain=any_shape.explain, runtime_params=any_shape.RUNTIME, min_cc=(8, 0)),
+               explain=any_shape.explain, runtime_params=any_shape.RUNTIME,
+               shape_candidates=any_shape.shape_candidates, min_cc=(8, 0)),
 )
 
