@@ -56,8 +56,14 @@ def shape_class(shape: Shape) -> str:
 
 def source_digest(spec: KernelSpec) -> str:
     """The text nvcc compiles for the rung (its file with everything it
-    inlines), hashed: any edit of the kernel invalidates its tuned entries."""
-    return hashlib.sha256(kernels.expand_source(spec).encode()).hexdigest()[:16]
+    inlines), hashed: any edit of the kernel invalidates its tuned entries
+    (and the choice tables measured on it)."""
+    return file_digest(spec.source)
+
+
+def file_digest(source: str) -> str:
+    """``source_digest`` of a kernel source named by its file (as a KernelSpec names it)."""
+    return hashlib.sha256(kernels.expand_file(source).encode()).hexdigest()[:16]
 
 
 def candidates(spec: KernelSpec, limit: int | None = None, seed: int = 0) -> tuple[list[dict], int]:
