@@ -304,11 +304,15 @@ def shape_tuning_rows(record: RunRecord) -> tuple[list[str], list[list[str]], li
                      doubtful(format_number(record.percent_of_baseline(r)), percent_doubtful(record, r)),
                      format_error(r), format_flags(r), status_text(r) + (f" ({failed} failed)" if failed else "")])
     failed = [r for r in tried if r.status == "fail"]
-    summary = [f"{len(tried)} candidates ran at {len(rows)} shapes: {sum(r.status == 'pass' for r in tried)} verified "
+    summary = [f"{len(tried)} candidates ran at {_count(len(rows), 'shape')}: {sum(r.status == 'pass' for r in tried)} verified "
                f"and timed, {len(failed)} failed verification, {sum(r.status == 'skip' for r in tried)} skipped; "
                f"each shape's fastest is beside {BASELINE_NAME[record.device]} at that shape."]
     summary += [f"FAIL at {r.shape}: {format_params(r.params)}: {r.reason}" for r in failed[:5]]
     return header, rows, summary
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + "s" * (n != 1)
 
 
 def tuning_view(record: RunRecord, top: int) -> tuple[list[Column], list[list[str]], list[str]]:
@@ -325,7 +329,7 @@ def tuning_title(record: RunRecord) -> str:
     name = record.results[-1].name if record.results else ""
     shape_set = record_shape_set(record)
     if shape_set:
-        return f"gemmbench tune · {name} · the fastest candidate at each of {len(shape_set)} shapes"
+        return f"gemmbench tune · {name} · the fastest candidate at each of {_count(len(shape_set), 'shape')}"
     return f"gemmbench tune · {name} · {', '.join(dict.fromkeys(str(r.shape) for r in record.results))}"
 
 
