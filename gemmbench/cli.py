@@ -127,12 +127,19 @@ def compare(kernel_ids, **given):
 @benchmark_options()
 def sizes(kernel_ids, shape_files, **given):
     """A size sweep (or a shape set): GFLOP/s of each kernel at each size."""
+    options, reporter = _with_shape_set("sizes", kernel_ids, shape_files, given)
+    return commands.benchmark(options, _interrupts(), reporter)
+
+
+def _with_shape_set(command: str, kernel_ids, shape_files, given: dict) -> tuple[RunOptions, Reporter]:
+    """The options of a command that takes --shapes, with the shapes of its files, and its reporter
+    (which has said the files' notes: shapes that two files both list)."""
     shape_set = read_shapes(shape_files) if shape_files else ShapeSet(())
-    options = _options("sizes", kernels=kernel_ids, shapes=shape_set.shapes, **given)
+    options = _options(command, kernels=kernel_ids, shapes=shape_set.shapes, **given)
     reporter = commands.reporter_for(options)
     for note in shape_set.notes:
         reporter.note(note)
-    return commands.benchmark(options, _interrupts(), reporter)
+    return options, reporter
 
 
 @cli.command()
@@ -154,11 +161,7 @@ def sizes(kernel_ids, shape_files, **given):
 @benchmark_options(baseline=False)
 def tune(kernel_id, shape_files, **given):
     """Search a rung's (or a kernel file's) parameters at one shape or a shape set; store the best for this GPU."""
-    shape_set = read_shapes(shape_files) if shape_files else ShapeSet(())
-    options = _options("tune", kernels=kernel_id, shapes=shape_set.shapes, **given)
-    reporter = commands.reporter_for(options)
-    for note in shape_set.notes:
-        reporter.note(note)
+    options, reporter = _with_shape_set("tune", kernel_id, shape_files, given)
     return commands.tune(options, _interrupts(), reporter, command_line=_command_line())
 
 
