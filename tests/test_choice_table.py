@@ -178,8 +178,9 @@ def test_a_table_entry_the_rung_refuses_is_not_used():
     table = dataclasses.replace(TABLE, choices={Shape(64, 64, 64): Choice({**any_shape.DEFAULT, "KMAJOR_A": 2}, 1.0, 1),
                                                 Shape(9, 64, 64): Choice(dict(any_shape.CONFIGS["vector rows"],
                                                                               SPLITS=1, PACK=1), 1.0, 1),
-                                                Shape(8, 64, 64): Choice({"BM": 64}, 1.0, 1)})
-    for M in (64, 9, 8):
+                                                Shape(8, 64, 64): Choice({"BM": 64}, 1.0, 1),
+                                                Shape(7, 64, 64): Choice({**any_shape.DEFAULT, "TM": 0}, 1.0, 1)})
+    for M in (64, 9, 8, 7):
         assert any_shape.measured_choice(M, 64, 64, 132, table) is None
     assert any_shape.measured_choice(64, 64, 64, 100, dataclasses.replace(
         TABLE, choices={Shape(64, 64, 64): Choice(dict(any_shape.DEFAULT), 1.0, 1)})) is None  # another SM count

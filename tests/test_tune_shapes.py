@@ -13,15 +13,18 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Budget, Prepared, Shape
-from gemmbench.execute.gpus import plan_orders
-from gemmbench.execute.interrupts import Interrupted
+from gemmbench.execute.gpus import plan_orders, run_on_gpus
+from gemmbench.execute.interrupts import Interrupted, Interrupts
 from gemmbench.execute.local import Batch, Entry, run_plan
+from gemmbench.execute.recording import Recording
+from gemmbench.output.report import Reporter
 from gemmbench.plan import Plan, Row
-from gemmbench.records.results import RunRecord
+from gemmbench.records.results import KernelResult, RunRecord
 from gemmbench.records.store import load
 from gemmbench.rungs import any_shape, choice_table, get_spec
 from gemmbench.tuning import (TuningCache, candidates, candidates_at, compile_candidates, shape_class,
                               source_digest)
+from gemmbench.verify import Verification
 
 SHAPES = (Shape(8, 8, 8), Shape(16, 8, 4), Shape(4, 4, 32))
 
@@ -109,6 +112,39 @@ def test_gpus_share_the_candidates_and_run_cublas_at_the_shapes_of_theirs():
         assert order.plan.shapes == tuple(s for s in SHAPES if any(r.shape == s for r in mine))
         assert [r.kernel_id for r in order.plan.rows if r.params is None] == [0]
     assert sum(o.plan.steps for o in orders) == 6 + sum(len(o.plan.shapes) for o in orders)
+
+
+def tied_worker(order, outbox):
+    """A GPU worker's messages for its share, each row at the shapes it runs at (real 'spawn' process, no CUDA)."""
+    for shape in order.plan.shapes:
+        for row in (r for r in order.plan.rows if r.runs_at(shape)):
+            bm = dict(row.params or ()).get("BM", 0)
+            result = KernelResult("gpu", row.kernel_id, f"rung{row.kernel_id}", "fp32", shape, "pass",
+                                  params=row.given_params or {}, params_source="given" if row.params else "default",
+                                  verification=Verification(1e-7, 1e-5, 0), samples=[1e-3 * (1 + bm / 64)] * 5,
+                                  gpu=order.gpu)
+            outbox.put((order.gpu, "result", result.to_dict()))
+    outbox.put((order.gpu, "done", None))
+
+
+def test_a_shape_set_tune_on_two_gpus_is_one_record_each_shape_against_its_gpus_cublas():
+    plan = tune_plan(gpus=(0, 1))
+    record = RunRecord("tune", "gpu", {"seed": 0}, {"gpus": {}})
+    failed = run_on_gpus(plan, SimpleNamespace(gpu=None), [], Recording(record, None, Interrupts(), print),
+                         Reporter("csv", quiet=True), tied_worker)
+    assert not failed
+    wanted = [(r.shape, r.given_params) for r in plan.rows if r.params]
+    got = [(r.shape, r.params) for r in record.results if r.kernel_id == 12]
+    assert sorted(map(repr, got)) == sorted(map(repr, wanted))
+    order = [(r.shape, r.gpu) for r in record.results]
+    assert order == sorted(order, key=lambda k: (SHAPES.index(k[0]), k[1]))  # by shape, then GPU
+    for r in (r for r in record.results if r.kernel_id == 12):  # each against the cuBLAS of its own GPU and shape
+        base = record.baseline_of(r)
+        assert (base.kernel_id, base.shape, base.gpu) == (0, r.shape, r.gpu)
+        mine = [x.params["BM"] for x in record.results if x.kernel_id == 12 and (x.shape, x.gpu) == (r.shape, r.gpu)]
+        assert mine == [p["BM"] for s, p in wanted if s == r.shape and p["BM"] in mine]  # in plan order
+    assert {s: r.params["BM"] for s, r in record.best_by_shape(12).items()} == {s: 32 if s == SHAPES[2] else 64
+                                                                               for s in SHAPES}
 
 
 # -- what tune tries at each shape --------------------------------------------------------

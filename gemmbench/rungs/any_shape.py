@@ -229,7 +229,10 @@ def _choice_problem(M: int, N: int, params: dict) -> str | None:
     """Why a table's parameters are not a choice of this rung at the shape, or None."""
     if set(params) != set(DEFAULT):
         return "parameter names differ from the rung's"
-    return check(params) or shape_reason(M, N, params)
+    try:  # values from a file: a zero where the rules divide is a refusal, not a traceback
+        return check(params) or shape_reason(M, N, params)
+    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
 
 
 def measured_choice(M: int, N: int, K: int, sm_count: int, table=None):
