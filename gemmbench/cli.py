@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -53,10 +55,31 @@ def _options(command: str, **given) -> RunOptions:
     return RunOptions(command=command, **given)
 
 
-def _interrupts() -> Interrupts | None:
-    """The signal handling main() entered at the command's first instruction."""
+@dataclass(frozen=True)
+class Invocation:
+    """What main() hands every command: the signal handling entered at the
+    command's first instruction, and the command line as given (a choice
+    table records the command that made it)."""
+
+    interrupts: Interrupts
+    argv: tuple[str, ...]
+
+
+def _invocation() -> Invocation | None:
     ctx = click.get_current_context(silent=True)
     return ctx.find_root().obj if ctx is not None else None
+
+
+def _interrupts() -> Interrupts | None:
+    """The signal handling main() entered at the command's first instruction."""
+    invocation = _invocation()
+    return invocation.interrupts if invocation is not None else None
+
+
+def _command_line() -> str:
+    """This command as a shell would run it again."""
+    invocation = _invocation()
+    return shlex.join(["gemmbench", *(invocation.argv if invocation is not None else sys.argv[1:])])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
@@ -104,27 +127,42 @@ def compare(kernel_ids, **given):
 @benchmark_options()
 def sizes(kernel_ids, shape_files, **given):
     """A size sweep (or a shape set): GFLOP/s of each kernel at each size."""
+    options, reporter = _with_shape_set("sizes", kernel_ids, shape_files, given)
+    return commands.benchmark(options, _interrupts(), reporter)
+
+
+def _with_shape_set(command: str, kernel_ids, shape_files, given: dict) -> tuple[RunOptions, Reporter]:
+    """The options of a command that takes --shapes, with the shapes of its files, and its reporter
+    (which has said the files' notes: shapes that two files both list)."""
     shape_set = read_shapes(shape_files) if shape_files else ShapeSet(())
-    options = _options("sizes", kernels=kernel_ids, shapes=shape_set.shapes, **given)
+    options = _options(command, kernels=kernel_ids, shapes=shape_set.shapes, **given)
     reporter = commands.reporter_for(options)
     for note in shape_set.notes:
         reporter.note(note)
-    return commands.benchmark(options, _interrupts(), reporter)
+    return options, reporter
 
 
 @cli.command()
 @click.option("-i", "--kernel", "kernel_id", type=RUNG_ID, multiple=True, help="Rung id with tunable parameters (one).")
+@click.option("--shapes", "shape_files", multiple=True, metavar="FILE|DIR",
+              help="Tune at every shape of shape files (a folder: its .csv files; repeatable), in place of "
+                   "-m/-n/-k; benchmarks/shapes/ holds a set.")
+@click.option("--table", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="OUT.json",
+              help="With --shapes: also write the best candidate of each shape as a per-shape choice table. "
+                   "An existing file is kept unless --overwrite is given.")
+@click.option("--overwrite", is_flag=True, help="Let --table replace an existing file.")
 @click.option("--limit", type=POSITIVE, default=None,
-              help="Try at most this many candidates (the defaults plus a seeded random sample).")
+              help="Try at most this many candidates a shape (the defaults, or the rung's usual choice at the "
+                   "shape, plus a seeded random sample).")
 @click.option("--top", type=POSITIVE, default=10, show_default=True,
-              help="How many of the best configurations to show.")
+              help="How many of the best configurations to show (at one shape).")
 @click.option("--jobs", type=THREADS, default=None,
               help="Parallel nvcc processes (default: one per core; at most 4 per core).")
 @benchmark_options(baseline=False)
-def tune(kernel_id, **given):
-    """Search a rung's (or a kernel file's) parameter space at one shape; store the best for this GPU."""
-    options = _options("tune", kernels=kernel_id, **given)
-    return commands.tune(options, _interrupts())
+def tune(kernel_id, shape_files, **given):
+    """Search a rung's (or a kernel file's) parameters at one shape or a shape set; store the best for this GPU."""
+    options, reporter = _with_shape_set("tune", kernel_id, shape_files, given)
+    return commands.tune(options, _interrupts(), reporter, command_line=_command_line())
 
 
 @cli.command()
@@ -409,8 +447,10 @@ def _main(argv: list[str] | None, interrupts: Interrupts) -> int:
 
 
 def _run(argv: list[str] | None, interrupts: Interrupts, error) -> int:
+    args = [str(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     try:
-        code = cli.main(args=argv, prog_name="gemmbench", standalone_mode=False, obj=interrupts)
+        code = cli.main(args=args, prog_name="gemmbench", standalone_mode=False,
+                        obj=Invocation(interrupts, tuple(args)))
     except click.exceptions.Exit as exc:  # --help, --version
         code = exc.exit_code
     except click.ClickException as exc:  # bad option, bad value, missing option (UsageError, BadParameter)

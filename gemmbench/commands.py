@@ -11,10 +11,11 @@ Python API (gemmbench.api) both come through these with a RunOptions.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import sys
 
-from . import validate
+from . import fsutil, validate
 from .errors import UserError
 from .execute.devices import Devices, verbose_log
 from .execute.interrupts import Interrupted, Interrupts
@@ -27,8 +28,8 @@ from .plan import Plan, build_plan
 from .records.diff import NothingCompared, diff_records
 from .records.results import to_json
 from .records.store import current_writer, load, record_label
-from .rungs import ladder
-from .tuning import TuningCache, candidates, compile_candidates
+from .rungs import choice_table, ladder
+from .tuning import TuningCache, candidates_at, compile_candidates, shape_class, source_digest
 
 
 def reporter_for(options: RunOptions) -> Reporter:
@@ -113,9 +114,17 @@ def _closing(outcome: Outcome, reporter: Reporter, devices: Devices, code: int,
 # tune
 # --------------------------------------------------------------------------
 
-def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Reporter | None = None) -> int:
-    """Search one kernel's parameters at one shape; store the best for this GPU."""
+def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Reporter | None = None,
+         command_line: str | None = None) -> int:
+    """Search one kernel's parameters at one shape, or at every shape of a
+    shape set (--shapes), in one record: each candidate verified and timed at
+    the shape it is proposed for. The best goes into the tuning cache (the
+    best of the largest shape of each shape class; none with --no-tune-cache)
+    and, with --table, the best of every shape into a choice table that
+    records ``command_line``."""
     reporter = reporter or reporter_for(options)
+    if options.table is not None:
+        fsutil.check_target(options.table, options.overwrite, "--table")  # refused before anything runs
     plan = build_plan(options)
     devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
     gpu = devices.gpu
@@ -125,32 +134,90 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
     run_spec = spec.for_device(gpu.info.compute_capability)
     if row.kernel_file and not spec.search_space:
         raise UserError(f"{row.kernel_file} has no search space: add a 'search:' line to its header")
-    if not run_spec.search_space:
-        tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space)
+    if not run_spec.search_space and run_spec.shape_candidates is None:
+        tunable = ", ".join(str(s.id) for s in ladder("gpu") if s.search_space or s.shape_candidates)
         raise UserError(f"rung {spec.id} has no tunable parameters (tunable rungs: {tunable})")
-    shape = plan.shapes[0]
     devices.check(plan.shapes, None)  # before nvcc fills the cache with candidates
-    cache = TuningCache()
-    cache.check_writable()
-    found, valid = candidates(run_spec, options.limit, options.seed)
-    reporter.note(f"{spec.name}: {valid} valid configurations; trying {len(found)}")
-    built = _compile_candidates(gpu, run_spec, found, options.jobs, reporter)
-    plan = plan.with_candidates(built, len(found) - len(built))
+    cache = None if options.no_tune_cache else TuningCache()
+    if cache is not None:
+        cache.check_writable()
+    found, valid = candidates_at(run_spec, plan.shapes, gpu.info.sm_count, options.limit, options.seed)
+    reporter.note(_candidates_note(run_spec, found, valid))
+    distinct = list({_params_key(p): p for tried in found.values() for p in tried}.values())
+    built = {_params_key(p) for p in _compile_candidates(gpu, run_spec, distinct, options.jobs, reporter)}
+    kept = {shape: [p for p in tried if _params_key(p) in built] for shape, tried in found.items()}
+    plan = plan.with_candidates(kept, sum(map(len, found.values())) - sum(map(len, kept.values())))
 
-    def store_best(record):
-        best = record.best_result(spec.id)
-        if best is None:
+    def keep_the_best(record):
+        best = record.best_by_shape(spec.id)
+        if not best:
             reporter.note("no candidate passed verification: nothing stored")
             return
-        try:
-            note = cache.store(gpu.info.name, run_spec, shape, best.params, best.gflops, len(built))
-        except OSError as exc:
-            raise UserError(f"could not write the tuning cache {cache.path}: {exc.strerror or exc}") from None
-        if note:
-            reporter.note(note)
-        reporter.note(f"stored the best for {gpu.info.name}, rung {spec.id}, shapes like {shape} in {cache.path}")
+        if options.table is not None:
+            _write_table(options, record, spec, run_spec, gpu.info, best, command_line, reporter)
+        if cache is not None:
+            _store_best(cache, gpu.info.name, run_spec, best, {s: len(p) for s, p in kept.items()}, reporter)
+        else:
+            reporter.note("--no-tune-cache: nothing stored in the tuning cache")
 
-    return finish(options, plan, devices, reporter, interrupts, after_show=store_best)
+    return finish(options, plan, devices, reporter, interrupts, after_show=keep_the_best)
+
+
+def _params_key(params: dict) -> tuple:
+    return tuple(sorted(params.items()))
+
+
+def _candidates_note(spec, found: dict, valid: dict) -> str:
+    """What tune is about to try, in one line."""
+    tried = sum(map(len, found.values()))
+    counts = sorted(set(valid.values()))
+    where = f"at {next(iter(found))}" if len(found) == 1 else f"at each of {len(found)} shapes"
+    if spec.shape_candidates is None:
+        return f"{spec.name}: {counts[0]} valid configurations; trying {tried // len(found)} {where}"
+    many = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    return f"{spec.name}: {many} candidates of its own {where}; trying {tried}" + " in all" * (len(found) > 1)
+
+
+def _write_table(options: RunOptions, record, spec, run_spec, gpu_info, best: dict, command_line: str | None,
+                 reporter: Reporter) -> None:
+    """--table: the best of each shape as a choice table (gemmbench.rungs.choice_table), from a whole run only."""
+    if not record.complete:
+        reporter.note(f"the run did not finish: {options.table} not written")
+        return
+    timed = {shape: sum(r.kernel_id == spec.id and r.shape == shape and r.status == "pass" for r in record.results)
+             for shape in best}
+    table = choice_table.ChoiceTable(
+        spec.id, spec.name, gpu_info.name, gpu_info.sm_count, _dt.date.today().isoformat(),
+        command_line or "gemmbench tune", source_digest(run_spec),
+        {shape: choice_table.Choice(dict(r.params), round(r.stats.median * 1e6, 2), timed[shape])
+         for shape, r in best.items()})
+    choice_table.write(options.table, table, options.overwrite)
+    missing = len(record.options.get("shapes") or []) - len(best)
+    reporter.note(f"wrote the best of each shape to {options.table} ({len(best)} shapes"
+                  + (f"; {missing} without a verified candidate are left out" if missing > 0 else "") + ")")
+
+
+def _store_best(cache: TuningCache, gpu_name: str, run_spec, best: dict, tried: dict, reporter: Reporter) -> None:
+    """The tuning cache keeps one entry per shape class: the best of the largest shape tuned in each."""
+    largest: dict = {}
+    for shape, result in best.items():
+        key = shape_class(shape)
+        if key not in largest or shape.flops > largest[key].shape.flops:
+            largest[key] = result
+    try:
+        for result in largest.values():
+            note = cache.store(gpu_name, run_spec, result.shape, result.params, result.gflops, tried[result.shape])
+            if note:
+                reporter.note(note)
+    except OSError as exc:
+        raise UserError(f"could not write the tuning cache {cache.path}: {exc.strerror or exc}") from None
+    if len(best) == 1:
+        reporter.note(f"stored the best for {gpu_name}, rung {run_spec.id}, shapes like {next(iter(best))} "
+                      f"in {cache.path}")
+    else:
+        reporter.note(f"stored in {cache.path}, for {gpu_name}, rung {run_spec.id}: per shape class (each dimension "
+                      f"rounded to a power of two) the best of its largest shape, {len(largest)} classes from "
+                      f"{len(best)} shapes")
 
 
 def _compile_candidates(gpu, spec, found: list[dict], jobs: int | None, reporter) -> list[dict]:

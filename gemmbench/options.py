@@ -98,7 +98,8 @@ class RunOptions:
     ``kernel_files`` and ``params`` (``NAME=VALUE``): a user's kernels and
     overrides of their parameters. ``m``, ``n``, ``k``: the shape (None: the
     device's default size); ``sweep``: the sizes of ``sizes``; ``shapes``:
-    the shapes of ``sizes --shapes`` (and of ``api``), in order, each once. Sampling:
+    the shapes of ``sizes --shapes`` and ``tune --shapes`` (and of ``api``), in order,
+    each once; ``table``: where ``tune --shapes`` writes its per-shape choice table. Sampling:
     ``warmup``, ``min_samples``, ``max_samples``, and either ``budget``
     (seconds of samples) or ``max_noise`` (percent: stop once the median is
     known that well) with ``min_time`` and ``noise_timeout`` (seconds of
@@ -143,9 +144,12 @@ class RunOptions:
     limit: int | None = None
     top: int = DEFAULT_TOP
     jobs: int | None = None
+    table: Path | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "results_dir", Path(self.results_dir))
+        if self.table is not None:
+            object.__setattr__(self, "table", Path(self.table))
         for name in ("kernels", "precisions", "params"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "kernel_files", tuple(str(f) for f in self.kernel_files))
@@ -191,11 +195,14 @@ class RunOptions:
         self._check_shapes()
 
     def _check_shapes(self) -> None:
-        """A shape set: for sizes (or the API), alone, each shape in range and given once."""
+        """A shape set: for sizes, tune (or the API), alone, each shape in range and given once;
+        a choice table (--table) comes from one."""
+        if self.table is not None and not (self.command == "tune" and self.shapes):
+            raise UserError(f"--table {self.table} writes the best of each shape of a shape set: give --shapes too")
         if not self.shapes:
             return
-        if self.command not in ("sizes", "api"):
-            raise UserError(f"--shapes is for sizes, not {self.command}")
+        if self.command not in ("sizes", "tune", "api"):
+            raise UserError(f"--shapes is for sizes and tune, not {self.command}")
         if self.sweep is not None:
             raise UserError("give either --sweep or --shapes, not both")
         pinned = next((name for name in ("m", "n", "k") if getattr(self, name) is not None), None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .backend import Budget, Shape
 from .cpu.backend import core_count, default_threads
@@ -35,7 +35,9 @@ class Row:
     < 0 the user's kernel file ``kernel_file`` (-1 the first given).
     ``params``: parameters given for this row (a tune candidate) as sorted
     (name, value) pairs, or None for the kernel's own (tuned, selected or
-    default). ``threads``: the CPU thread count of a CPU row."""
+    default). ``threads``: the CPU thread count of a CPU row. ``shape``: the
+    one shape of the plan the row runs at (a tune candidate is tried where
+    it was proposed), or None: at every shape."""
 
     device: str
     kernel_id: int
@@ -43,10 +45,14 @@ class Row:
     params: tuple[tuple[str, int], ...] | None = None
     threads: int | None = None
     kernel_file: str | None = None
+    shape: Shape | None = None
 
     @property
     def given_params(self) -> dict | None:
         return None if self.params is None else dict(self.params)
+
+    def runs_at(self, shape: Shape) -> bool:
+        return self.shape is None or self.shape == shape
 
     @property
     def is_library(self) -> bool:
@@ -84,18 +90,21 @@ class Plan:
 
     @property
     def steps(self) -> int:
-        return len(self.rows) * len(self.shapes)
+        return sum(1 for shape in self.shapes for row in self.rows if row.runs_at(shape))
 
     @property
     def tuned_row(self) -> Row:
         """The kernel a tune plan searches (its one row that is not a library row)."""
         return next(r for r in self.rows if not r.is_library)
 
-    def with_candidates(self, candidates: Sequence[dict], not_compiled: int) -> "Plan":
-        """A tune plan with one row per parameter set of its kernel, after the library rows."""
+    def with_candidates(self, candidates: Mapping[Shape, Sequence[dict]], not_compiled: int) -> "Plan":
+        """A tune plan with one row per parameter set of its kernel at each
+        shape (each row tied to its shape), after the library rows, which run
+        at every shape."""
         kernel = self.tuned_row
         rows = [r for r in self.rows if r.is_library]
-        rows += [dataclasses.replace(kernel, params=tuple(sorted(p.items()))) for p in candidates]
+        rows += [dataclasses.replace(kernel, params=tuple(sorted(p.items())), shape=shape)
+                 for shape in self.shapes for p in candidates.get(shape, ())]
         return dataclasses.replace(self, rows=tuple(rows), not_compiled=not_compiled)
 
     def share(self, gpu: int, rows: Sequence[Row], shapes: Sequence[Shape]) -> "Plan":

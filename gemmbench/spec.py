@@ -50,7 +50,9 @@ class KernelSpec:
     ``select`` picks the parameters per shape (shape-adaptive rungs);
     ``explain`` says in one line what a parameter set does at a shape and why
     (the table footer and ``info`` print it); ``runtime_params`` are read by
-    the driver only, so changing them compiles nothing.
+    the driver only, so changing them compiles nothing. ``shape_candidates``
+    lists what ``gemmbench tune`` tries at a shape, for a rung whose worth-
+    trying choices depend on it (else tune tries ``search_space``).
     ``arch_specific`` rungs are built for sm_90a on compute capability 9.0
     (wgmma); elsewhere the same source is built with ``fallback``'s parameters
     and launch geometry.
@@ -74,6 +76,8 @@ class KernelSpec:
     # (M, N, K, sm_count, params) -> one line: what the rung does at the shape with them, and why
     explain: Callable[[int, int, int, int, Params], str] | None = None
     runtime_params: tuple[str, ...] = ()  # read by the driver only (e.g. SPLITS, grid z): not compiled in
+    # (M, N, K, sm_count) -> the parameter sets tune tries at the shape (None: the search space, at every shape)
+    shape_candidates: Callable[[int, int, int, int], Sequence[Params]] | None = None
     arch_specific: bool = False
     fallback: "KernelSpec | None" = None
     precision: str = "fp32"  # fp32 | tf32 | 3xtf32

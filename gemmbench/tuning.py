@@ -7,7 +7,7 @@ of the rung's source: when the kernel changes, its old best is ignored rather
 than trusted.
 
 Nothing read from the file is trusted: an entry whose parameters are not the
-rung's names with positive integer values, or that the rung's ``check``
+rung's names with integer values >= 0, or that the rung's ``check``
 rejects, is treated as absent (with a note), never used. The file is read by
 gemmbench.fsutil's reader (a regular file of at most
 fsutil.TUNING_CACHE_MAX_BYTES, JSON of bounded nesting and number length). A
@@ -56,8 +56,14 @@ def shape_class(shape: Shape) -> str:
 
 def source_digest(spec: KernelSpec) -> str:
     """The text nvcc compiles for the rung (its file with everything it
-    inlines), hashed: any edit of the kernel invalidates its tuned entries."""
-    return hashlib.sha256(kernels.expand_source(spec).encode()).hexdigest()[:16]
+    inlines), hashed: any edit of the kernel invalidates its tuned entries
+    (and the choice tables measured on it)."""
+    return file_digest(spec.source)
+
+
+def file_digest(source: str) -> str:
+    """``source_digest`` of a kernel source named by its file (as a KernelSpec names it)."""
+    return hashlib.sha256(kernels.expand_file(source).encode()).hexdigest()[:16]
 
 
 def candidates(spec: KernelSpec, limit: int | None = None, seed: int = 0) -> tuple[list[dict], int]:
@@ -71,17 +77,42 @@ def candidates(spec: KernelSpec, limit: int | None = None, seed: int = 0) -> tup
             valid.append(p)
     default = dict(spec.params)
     valid = [p for p in valid if p != default]
-    total = len(valid) + 1
-    if limit is not None and len(valid) > limit - 1:
-        valid = random.Random(seed).sample(valid, max(0, limit - 1))
-    return [default, *valid], total
+    return _limited([default, *valid], limit, seed), len(valid) + 1
+
+
+def candidates_at(spec: KernelSpec, shapes, sm_count: int, limit: int | None = None,
+                  seed: int = 0) -> tuple[dict[Shape, list[dict]], dict[Shape, int]]:
+    """What tune tries at each shape, and how many valid candidates each shape
+    had before ``limit``: the rung's own list for the shape
+    (``KernelSpec.shape_candidates``, its usual choice there first), or its
+    search space, the same at every shape (``candidates``)."""
+    if spec.shape_candidates is None:
+        found, valid = candidates(spec, limit, seed)
+        return {shape: found for shape in shapes}, {shape: valid for shape in shapes}
+    tried, valid = {}, {}
+    for shape in shapes:
+        listed = [dict(p) for p in spec.shape_candidates(shape.M, shape.N, shape.K, sm_count)]
+        own = [p for i, p in enumerate(listed) if p not in listed[:i] and spec.invalid_reason(p) is None]
+        usual = spec.params_for(shape.M, shape.N, shape.K, sm_count)
+        own.sort(key=lambda p: p != usual)  # stable: the usual choice first, the rest in the rung's order
+        tried[shape], valid[shape] = _limited(own, limit, seed), len(own)
+    return tried, valid
+
+
+def _limited(found: list[dict], limit: int | None, seed: int) -> list[dict]:
+    """At most ``limit`` of ``found``: its first (the defaults, or the rung's
+    usual choice) and a sample of the rest drawn by ``seed``."""
+    if limit is None or len(found) <= limit:
+        return found
+    return [found[0], *random.Random(seed).sample(found[1:], max(0, limit - 1))]
 
 
 def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], found: list[dict],
                        jobs: int | None = None) -> Iterator[tuple[dict, str | None]]:
     """nvcc for every candidate, ``jobs`` at a time (default: one per core),
-    into the disk cache; yields (params, None) or (params, nvcc's first line)
-    in the order given."""
+    into the disk cache, once per set of compile-time parameters (candidates
+    that differ only in runtime ones share a build); yields (params, None) or
+    (params, nvcc's first line) in the order given."""
 
     def build(params: dict) -> str | None:
         try:
@@ -92,8 +123,14 @@ def compile_candidates(spec: KernelSpec, compute_capability: tuple[int, int], fo
         except (procs.ToolTimedOut, procs.ToolKilled, procs.ToolOutputTooLarge) as exc:
             return f"nvcc {exc.problem}"  # this candidate's build; nvcc missing stops the tune instead
 
+    keys = [tuple(spec.defines(p)) for p in found]
     with ThreadPoolExecutor(jobs or os.cpu_count() or 1) as pool:
-        yield from zip(found, pool.map(build, found))
+        builds = {}
+        for key, params in zip(keys, found):
+            if key not in builds:
+                builds[key] = pool.submit(build, params)
+        for key, params in zip(keys, found):
+            yield params, builds[key].result()
 
 
 class UnreadableCache(ValueError):
@@ -223,9 +260,10 @@ def _entry_problem(entry, spec: KernelSpec) -> str | None:
         return "parameter names differ from the rung's" + \
             (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "") + \
             (f" (missing: {', '.join(sorted(missing))})" if missing else "")
-    bad = [f"{k}={v!r}" for k, v in sorted(params.items()) if type(v) is not int or v < 1]
+    # 0 is a value too: switches such as PERSISTENT (rung 17) and KMAJOR_A, VECTOR, PACK (rung 28)
+    bad = [f"{k}={v!r}" for k, v in sorted(params.items()) if type(v) is not int or v < 0]
     if bad:
-        return f"parameters must be positive integers: {', '.join(bad)}"
+        return f"parameters must be integers >= 0: {', '.join(bad)}"
     try:
         reason = spec.invalid_reason(params)
     except (ArithmeticError, LookupError, TypeError, ValueError) as exc:

@@ -336,14 +336,14 @@ def _cache_with(path: Path, params) -> None:
 
 
 @pytest.mark.parametrize("params, why", [
-    ({**RUNG9.params, "BK": "16"}, "positive integers"),
-    ({**RUNG9.params, "BK": 16.0}, "positive integers"),
-    ({**RUNG9.params, "BK": True}, "positive integers"),
-    ({**RUNG9.params, "BK": None}, "positive integers"),
-    ({**RUNG9.params, "BK": [16]}, "positive integers"),
-    ({**RUNG9.params, "BK": {"v": 16}}, "positive integers"),
-    ({**RUNG9.params, "BM": -128}, "positive integers"),
-    ({**RUNG9.params, "TM": 0}, "positive integers"),
+    ({**RUNG9.params, "BK": "16"}, "integers >= 0"),
+    ({**RUNG9.params, "BK": 16.0}, "integers >= 0"),
+    ({**RUNG9.params, "BK": True}, "integers >= 0"),
+    ({**RUNG9.params, "BK": None}, "integers >= 0"),
+    ({**RUNG9.params, "BK": [16]}, "integers >= 0"),
+    ({**RUNG9.params, "BK": {"v": 16}}, "integers >= 0"),
+    ({**RUNG9.params, "BM": -128}, "integers >= 0"),
+    ({**RUNG9.params, "TM": 0}, "rejects"),  # 0 is an integer the rung's check refuses (BM % TM)
     ({**RUNG9.params, "BOGUS": 1}, "unknown: BOGUS"),
     ({k: v for k, v in RUNG9.params.items() if k != "TN"}, "missing: TN"),
     ({**RUNG9.params, "TM": 3}, "rejects"),  # not a divisor of BM

@@ -23,6 +23,7 @@ from gemmbench import cli
 
 HERE = Path(__file__).resolve().parent
 RECORD = HERE.parent / "results" / "reference" / "ci-cpu-sizes-1024-2048.json"
+ODD_SHAPES = HERE.parent / "benchmarks" / "shapes" / "odd.csv"
 QUICK = ["--device", "cpu", "--warmup", "0", "--budget", "0", "--min-samples", "1", "--max-samples", "1",
          "-m", "8", "-n", "8", "-k", "8"]
 
@@ -134,6 +135,13 @@ CLASHES = [
     (["tune", "-i", "12", "-i", "13", "--device", "cpu"], "one kernel"),
     (["tune", "--kernel-file", str(HERE.parent / "examples" / "blocked_sgemm.c")], "blocked_sgemm.c is a C kernel"),
     (["tune", "-i", "12", "--device", "cpu"], "--device cpu"),
+    (["tune", "-i", "28", "--shapes", "missing.csv"], "missing.csv"),
+    (["tune", "-i", "28", "--shapes", "r.json"], "r.json"),
+    (["tune", "-i", "28", "--shapes", str(ODD_SHAPES), "-m", "8"], "-m 8 does not go with --shapes"),
+    (["tune", "-i", "28", "--table", "t.json"], "--shapes"),
+    (["tune", "-i", "28", "--shapes", str(ODD_SHAPES), "--table", "keep.png"], "keep.png already exists"),
+    (["tune", "-i", "28", "--shapes", str(ODD_SHAPES), "--table", "results"], "File 'results' is a directory"),
+    (["tune", "-i", "28", "--shapes", str(ODD_SHAPES), "--table", "nowhere/t.json"], "nowhere"),
     (["asm", "-i", "5", "-i", "6", "--arch", "sm_80"], "give one kernel"),
     (["asm", "-i", "5", "--param", "BM=64", "--arch", "sm_80"], "--param"),
     (["asm", "--arch", "sm_80"], "give one kernel"),

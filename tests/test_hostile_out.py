@@ -228,6 +228,19 @@ def test_sizes_and_tune_views_are_text(capsys, command):
     assert_literal(text, "table")
 
 
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_a_shape_set_tune_view_is_text(capsys, fmt):
+    shape = Shape(128, 128, 128)
+    results = [kr(0, 1e-5, shape=shape), kr(12, 2e-5, name=HOSTILE, params={"BM": HOSTILE}, params_source="given"),
+               kr(12, 0, status="fail", reason=HOSTILE, params={"BM": 1}, params_source="given")]
+    record = gpu_record(results, "tune")
+    record.options["shapes"] = [{"M": 128, "N": 128, "K": 128, "name": HOSTILE, "group": HOSTILE}]
+    text = render(capsys, fmt, lambda rep: show_record(rep, record))
+    assert_no_raw_controls(text)
+    assert_literal(text, fmt)
+    assert "1/2" in text and "1 failed verification" in text
+
+
 def test_the_per_gpu_summary_is_text(capsys):
     env = {"gpus": {"0": {**copy.deepcopy(GPU_ENV), "gpu": {**GPU_ENV["gpu"], "name": HOSTILE, "pci_bus_id": HOSTILE},
                           "after": {"throttle": [HOSTILE]}},

@@ -134,9 +134,11 @@ def test_a_plan_is_plain_data_a_worker_can_receive():
 def test_tune_rows_are_the_library_rows_then_one_per_candidate():
     plan = gpu_plan(command="tune", kernels=(12,), gpus="all")
     assert plan.spread == "candidates" and plan.tuned_row.kernel_id == 12 and not plan.use_tuning
-    tuned = plan.with_candidates([{"BM": 64}, {"BM": 128}], not_compiled=3)
-    assert [r.params for r in tuned.rows if r.kernel_id == 12] == [(("BM", 64),), (("BM", 128),)]
-    assert tuned.rows[0].kernel_id == 0 and tuned.not_compiled == 3
+    shape = plan.shapes[0]
+    tuned = plan.with_candidates({shape: [{"BM": 64}, {"BM": 128}]}, not_compiled=3)
+    assert [(r.params, r.shape) for r in tuned.rows if r.kernel_id == 12] == [((("BM", 64),), shape),
+                                                                              ((("BM", 128),), shape)]
+    assert tuned.rows[0].kernel_id == 0 and tuned.rows[0].shape is None and tuned.not_compiled == 3
 
 
 @pytest.mark.parametrize("given, fragment", [

@@ -88,3 +88,14 @@ def test_compile_candidates_keeps_order_and_reports_nvcc_errors(monkeypatch):
     found = [{"BK": 8}, {"BK": 32}, {"BK": 16}]
     assert list(compile_candidates(RUNG9, (9, 0), found, jobs=2)) == [
         ({"BK": 8}, None), ({"BK": 32}, "nvcc failed: too many resources"), ({"BK": 16}, None)]
+
+
+def test_switches_of_zero_are_stored_and_used(tmp_path):
+    """Rung 28's KMAJOR_A, VECTOR and PACK (and rung 17's PERSISTENT) are 0 or 1: an entry holding 0 is used."""
+    rung28 = get_spec("gpu", 28)
+    best = {**rung28.params, "KMAJOR_A": 0, "BM": 64, "BN": 64, "TM": 4, "TN": 4, "NUM_THREADS": 256, "PACK": 0}
+    assert rung28.invalid_reason(best) is None
+    cache = TuningCache(tmp_path / "tuning.json")
+    cache.store("GPU", rung28, SHAPE, best, 1.0, 1)
+    again = TuningCache(tmp_path / "tuning.json")
+    assert again.lookup("GPU", rung28, SHAPE) == best and not again.notes

@@ -134,13 +134,13 @@ class Devices:
     def _entry(self, row: Row) -> Entry:
         backend, spec = self.backend_of(row), self._spec(row)
         if not row.kernel_file:
-            return Entry(backend, spec, row.given_params)
+            return Entry(backend, spec, row.given_params, shape=row.shape)
         key = (row.kernel_id, row.threads)
         if key not in self._isolated:
             config = WorkerConfig(row.device, self.plan.kernel_timeout or DEFAULT_CALL_SECONDS, row.threads,
                                   self.plan.use_tuning, self.plan.gpu)
             self._isolated[key] = Isolated(self.user_kernels()[row.kernel_id], config)
-        return Entry(backend, spec, row.given_params, isolated=self._isolated[key])
+        return Entry(backend, spec, row.given_params, isolated=self._isolated[key], shape=row.shape)
 
     # -- before anything runs ------------------------------------------------------
     def check(self, shapes: tuple[Shape, ...] | list[Shape], results_dir: Path | None) -> None:

@@ -128,8 +128,8 @@ def plan_orders(plan: Plan) -> list[WorkOrder]:
     """Each GPU's share of the plan's GPU rows (see Plan.spread): "same" runs
     everything everywhere; "shapes" shares the shapes out by their flops;
     "candidates" shares out the rows with given parameters, the library rows
-    running on every GPU (each GPU's candidates are compared with its own
-    cuBLAS)."""
+    running on every GPU at the shapes of its candidates (each GPU's
+    candidates are compared with its own cuBLAS)."""
     rows = [r for r in plan.rows if r.device == "gpu"]
     if plan.spread == "same":
         return [WorkOrder(g, plan.share(g, rows, plan.shapes)) for g in plan.gpus]
@@ -139,17 +139,20 @@ def plan_orders(plan: Plan) -> list[WorkOrder]:
     if plan.spread == "candidates":
         fixed = [r for r in rows if r.params is None]
         parts = split([r for r in rows if r.params is not None], len(plan.gpus))
-        return [WorkOrder(g, plan.share(g, fixed + part, plan.shapes)) for g, part in zip(plan.gpus, parts) if part]
+        return [WorkOrder(g, plan.share(g, fixed + part, [s for s in plan.shapes if any(r.runs_at(s) for r in part)]))
+                for g, part in zip(plan.gpus, parts) if part]
     raise ValueError(f"unknown spread {plan.spread!r}")
 
 
 def _row_key(row: Row) -> tuple:
-    return row.kernel_id, row.precision, row.params
+    return row.kernel_id, row.precision, row.params, row.shape
 
 
-def _result_key(result) -> tuple:
+def _row_rank(rank: dict, result) -> int:
+    """Where a result's row stands in the plan: a row tied to the result's shape, else one of every shape."""
     params = tuple(sorted(result.params.items())) if result.params_source == "given" else None
-    return result.kernel_id, result.precision, params
+    key = (result.kernel_id, result.precision, params)
+    return rank.get((*key, result.shape), rank.get((*key, None), 0))
 
 
 def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=gpu_worker) -> bool:
@@ -205,25 +208,25 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
     # one order however the rows arrived: by shape, then GPU, then plan row
     rank = {_row_key(r): i for i, r in enumerate(plan.rows)}
     shape_rank = {s: i for i, s in enumerate(plan.shapes)}
-    record.results.sort(key=lambda r: (shape_rank.get(r.shape, 0), r.gpu is None, r.gpu or 0,
-                                       rank.get(_result_key(r), 0)))
+    record.results.sort(key=lambda r: (shape_rank.get(r.shape, 0), r.gpu is None, r.gpu or 0, _row_rank(rank, r)))
     return bool(failed_workers)
 
 
 def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
     """nvcc for every rung at every shape once, here, in parallel threads, so
     the workers load from the disk cache instead of each compiling the same
-    kernels at the same time. A kernel that does not compile is left to its
-    worker, which reports it as a FAIL row."""
+    kernels at the same time (once per set of compile-time parameters: the
+    runtime ones compile nothing). A kernel that does not compile is left to
+    its worker, which reports it as a FAIL row."""
     cc = gpu.info.compute_capability
     jobs = {}
     for e in entries:
         if e.spec.is_baseline or cc < e.spec.min_cc:
             continue
         run_spec = e.spec.for_device(cc)
-        for shape in shapes:
+        for shape in [s for s in shapes if e.runs_at(s)]:
             params = e.params if e.params is not None else gpu.resolved_params(run_spec, shape)[0]
-            jobs[(e.spec.id, e.spec.precision, repr(sorted(params.items())))] = (run_spec, params)
+            jobs[(e.spec.id, e.spec.precision, tuple(run_spec.defines(params)))] = (run_spec, params)
 
     def build(job):
         try:

@@ -54,13 +54,18 @@ class Entry:
 
     ``isolated`` runs the row in a worker process instead (the strategy for
     a user's kernel, whose fault or hang must not take the other rows
-    down); the worker measures it with the same ``run_entry``.
+    down); the worker measures it with the same ``run_entry``. ``shape``:
+    the one shape the row runs at (a tune candidate), None for every shape.
     """
 
     backend: Backend
     spec: KernelSpec
     params: Params | None = None
     isolated: "Isolated | None" = None
+    shape: Shape | None = None
+
+    def runs_at(self, shape: Shape) -> bool:
+        return self.shape is None or self.shape == shape
 
 
 @dataclass
@@ -81,7 +86,7 @@ class Batch:
 
     @property
     def steps(self) -> int:
-        return len(self.entries) * len(self.shapes)
+        return sum(1 for shape in self.shapes for entry in self.entries if entry.runs_at(shape))
 
 
 def expectations(problem: Problem, ref: np.ndarray, absref: np.ndarray) -> tuple[Expectation, Expectation]:
@@ -267,7 +272,7 @@ def run_plan(plan: Batch, on_result: Callable[[KernelResult], None],
                     passes[inputs] = expectations(problem, *backends[0].reference(problem, inputs))
                 return passes[inputs]
             rows = []
-            for entry in plan.entries:
+            for entry in (e for e in plan.entries if e.runs_at(shape)):
                 if entry.isolated is not None:
                     plan.log(f"{entry.spec.name} {shape}: in a worker process")
                     result = entry.isolated.run(entry, shape, plan)

@@ -56,15 +56,21 @@ class CompileError(Exception):
 
 
 def expand_source(spec: KernelSpec) -> str:
-    """The rung's source with local ``#include "..."`` lines inlined (once each).
+    """The rung's source with local ``#include "..."`` lines inlined (once each): ``expand_file``."""
+    return expand_file(spec.source)
 
-    A user's kernel (an absolute ``source``) finds its headers beside it
-    first, then in ``cuda_src``, and is framed by ``#line`` directives, so
-    nvcc's messages name the user's file and line rather than a temporary file.
+
+def expand_file(source: str) -> str:
+    """A kernel source (a file name in ``cuda_src``, or a user's absolute
+    path) with local ``#include "..."`` lines inlined (once each).
+
+    A user's kernel finds its headers beside it first, then in ``cuda_src``,
+    and is framed by ``#line`` directives, so nvcc's messages name the
+    user's file and line rather than a temporary file.
     """
     root = source_dir("cuda_src")
-    top = root / spec.source
-    user = Path(spec.source).is_absolute()
+    top = root / source
+    user = Path(source).is_absolute()
     seen: set[str] = set()
 
     def inline(path: Path) -> str:
@@ -88,7 +94,7 @@ def expand_source(spec: KernelSpec) -> str:
 
     text = inline(top)
     if "#include" in text:  # even in a comment: pycuda would preprocess on every load
-        raise ValueError(f"{spec.source}: '#include' left after inlining (system headers are not supported)")
+        raise ValueError(f"{source}: '#include' left after inlining (system headers are not supported)")
     return text
 
 

@@ -80,9 +80,10 @@ def kernel_label(result: KernelResult) -> str:
 
 
 def record_shape_set(record: RunRecord) -> list[NamedShape]:
-    """The shapes of a ``sizes --shapes`` record, in the order its files gave
-    them, with their names and groups (empty for any other record)."""
-    if record.command != "sizes":
+    """The shapes of a ``sizes --shapes`` or ``tune --shapes`` record, in the
+    order its files gave them, with their names and groups (empty for any
+    other record)."""
+    if record.command not in ("sizes", "tune"):
         return []
     return [NamedShape(Shape(e["M"], e["N"], e["K"]), e.get("name"), e.get("group"))
             for e in record.options.get("shapes") or []]

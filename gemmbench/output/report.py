@@ -18,7 +18,7 @@ from rich.text import Text
 from ..records.results import RunRecord
 from .format import BASELINE_NAME, flag_lines, format_number, format_rate, format_time, kernel_label
 from .rows import (footer_lines, header_lines, ladder_rows, result_columns, result_csv_rows, result_rows, sweep_rows,
-                   tuning_rows)
+                   tuning_rows, tuning_view)
 from .table import ladder_table, left_out_line, results_table, sweep_tables, tuning_table
 from .live import LiveRows
 from .text import escapes_refused, make_console, markdown_cell, printable, prose, to_csv, to_markdown
@@ -88,11 +88,11 @@ class Reporter:
                   notes + flag_lines(record, letters=True) + footer_lines(record), result_csv_rows(record))
 
     def show_tuning(self, record: RunRecord, top: int, not_compiled: int = 0) -> None:
-        header, rows, summary = tuning_rows(record, top)
+        columns, rows, summary = tuning_view(record, top)
         if not_compiled:
             summary.insert(0, f"{not_compiled} candidates did not compile.")
-        table, dropped = tuning_table(record, header, rows, self.out)
-        self.show([table], header, rows, header_lines(record),
+        table, dropped = tuning_table(record, columns, rows, self.out)
+        self.show([table], [c.name for c in columns], rows, header_lines(record),
                   summary + flag_lines(record) + footer_lines(record)[:1] + left_out_line(dropped),
                   result_csv_rows(record))
 

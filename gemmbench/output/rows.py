@@ -8,6 +8,7 @@ rows as they are; a figure of a flagged row is already marked here
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -265,9 +266,71 @@ def tuning_rows(record: RunRecord, top: int) -> tuple[list[str], list[list[str]]
     return header, rows, summary
 
 
+def shape_tuning_columns(device: str) -> list[Column]:
+    base = BASELINE_NAME[device]
+    return [text_column("shape", "shape", 10, floor=14), Column("timed", "timed", 6),
+            words_column("best parameters", "params", 9), Column("time (median)", "time", 7),
+            Column("GFLOP/s", "GFLOP/s", 9), Column(f"{base} GFLOP/s", base, 8), Column(f"% {base}", f"% {base}", 9),
+            Column("max rel err", "err", 3), words_column("flags", "flags", 7), text_column("check", "check", 10)]
+
+
+def shape_tuning_rows(record: RunRecord) -> tuple[list[str], list[list[str]], list[str]]:
+    """A tune across a shape set: each shape (in its files' order) with how
+    many candidates were verified and timed of those that ran, the fastest
+    beside the library baseline of that shape and its % of it; and a summary
+    of the candidates that did not make it."""
+    header = [c.name for c in shape_tuning_columns(record.device)]
+    tried = [r for r in record.results if r.kernel_id != 0]
+    best = record.best_by_shape(tried[0].kernel_id) if tried else {}
+    named = {e.shape: e.label for e in record_shape_set(record)}
+    present = dict.fromkeys(r.shape for r in record.results)
+    several_gpus = len({r.gpu for r in record.results if r.gpu is not None}) > 1  # say whose the best is
+    rows = []
+    for shape in dict.fromkeys([*(s for s in named if s in present), *present]):
+        mine = [r for r in tried if r.shape == shape]
+        failed = sum(r.status == "fail" for r in mine)
+        r = best.get(shape)
+        base = record.baseline_of(r or mine[0]) if r or mine else None
+        label = named.get(shape, str(shape)) + (f" · GPU {r.gpu}" if r and several_gpus and r.gpu is not None else "")
+        base_rate = doubtful(format_number(base.gflops if base else None), bool(base and base.flags))
+        timed = f"{sum(x.status == 'pass' for x in mine)}/{len(mine)}"
+        if r is None:
+            rows.append([label, timed, "-", "-", "-", base_rate, "-", "-", "",
+                         "no candidate passed" if mine else "no candidate ran"])
+            continue
+        flagged = bool(r.flags)
+        rows.append([label, timed, format_params(r.params), doubtful(format_time(r.stats.median), flagged),
+                     doubtful(format_number(r.gflops), flagged), base_rate,
+                     doubtful(format_number(record.percent_of_baseline(r)), percent_doubtful(record, r)),
+                     format_error(r), format_flags(r), status_text(r) + (f" ({failed} failed)" if failed else "")])
+    failed = [r for r in tried if r.status == "fail"]
+    summary = [f"{len(tried)} candidates ran at {_count(len(rows), 'shape')}: {sum(r.status == 'pass' for r in tried)} verified "
+               f"and timed, {len(failed)} failed verification, {sum(r.status == 'skip' for r in tried)} skipped; "
+               f"each shape's fastest is beside {BASELINE_NAME[record.device]} at that shape."]
+    summary += [f"FAIL at {r.shape}: {format_params(r.params)}: {r.reason}" for r in failed[:5]]
+    return header, rows, summary
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + "s" * (n != 1)
+
+
+def tuning_view(record: RunRecord, top: int) -> tuple[list[Column], list[list[str]], list[str]]:
+    """The columns, rows and summary of a tune record: the best of each shape
+    for a shape set (tune --shapes), else the ``top`` fastest candidates."""
+    if record_shape_set(record):
+        header, rows, summary = shape_tuning_rows(record)
+        return shape_tuning_columns(record.device), rows, summary
+    header, rows, summary = tuning_rows(record, top)
+    return [dataclasses.replace(c, name=h) for h, c in zip(header, TUNING_COLUMNS)], rows, summary
+
+
 def tuning_title(record: RunRecord) -> str:
-    return (f"gemmbench tune · {record.results[-1].name if record.results else ''} · "
-            f"{', '.join(dict.fromkeys(str(r.shape) for r in record.results))}")
+    name = record.results[-1].name if record.results else ""
+    shape_set = record_shape_set(record)
+    if shape_set:
+        return f"gemmbench tune · {name} · the fastest candidate at each of {_count(len(shape_set), 'shape')}"
+    return f"gemmbench tune · {name} · {', '.join(dict.fromkeys(str(r.shape) for r in record.results))}"
 
 
 # --------------------------------------------------------------------------

@@ -10,7 +10,6 @@ and title goes through ``text.plain``: data, never markup.
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 from rich import box
 from rich.cells import cell_len
@@ -20,8 +19,8 @@ from rich.table import Table
 from ..records.results import RunRecord
 from ..spec import KernelSpec
 from .format import BASELINE_NAME
-from .rows import (LADDER_COLUMNS, TUNING_COLUMNS, Column, ladder_rows, result_columns, result_rows, results_title,
-                   row_style, sweep_columns, sweep_rows, tuning_rows, tuning_title)
+from .rows import (LADDER_COLUMNS, Column, ladder_rows, result_columns, result_rows, results_title, row_style,
+                   sweep_columns, sweep_rows, tuning_title, tuning_view)
 from .runrows import gpu_indices, split_by_gpu
 from .text import PIPED_WIDTH, cut, plain, printable
 
@@ -198,9 +197,8 @@ def sweep_tables(record: RunRecord, console: Console | None = None) -> list[Tabl
                         groups=[[i] for i in range(len(fixed), len(columns))], optional=(1,))
 
 
-def tuning_table(record: RunRecord, header: list[str], rows: list[list[str]],
+def tuning_table(record: RunRecord, columns: list[Column], rows: list[list[str]],
                  console: Console | None = None) -> tuple[Table, list[Column]]:
-    columns = [replace(c, name=h) for h, c in zip(header, TUNING_COLUMNS)]
     return fit_table(console, tuning_title(record), columns, rows)
 
 
@@ -211,8 +209,8 @@ def record_tables(record: RunRecord, console: Console | None = None) -> list:
     if record.command == "sizes":
         return sweep_tables(record, console)
     if record.command == "tune":
-        header, rows, _ = tuning_rows(record, record.options.get("top") or 10)
-        return [tuning_table(record, header, rows, console)[0]]
+        columns, rows, _ = tuning_view(record, record.options.get("top") or 10)
+        return [tuning_table(record, columns, rows, console)[0]]
     if gpu_indices(record) and record.command == "compare":
         return [part for index, sub in split_by_gpu(record)
                 for part in (plain(f"GPU {index}", style="bold"), results_table(sub, console)[0])]

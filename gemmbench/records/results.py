@@ -217,6 +217,16 @@ class RunRecord:
         timed = [r for r in self.results if r.kernel_id == kernel_id and r.status == "pass" and r.gflops]
         return max(timed, key=lambda r: r.gflops, default=None)
 
+    def best_by_shape(self, kernel_id: int) -> dict[Shape, KernelResult]:
+        """The fastest verified result of this rung at each shape (a tuner's
+        winners across a shape set), shapes in the record's order."""
+        best: dict[Shape, KernelResult] = {}
+        for r in self.results:
+            if r.kernel_id == kernel_id and r.status == "pass" and r.gflops and \
+                    (r.shape not in best or r.gflops > best[r.shape].gflops):
+                best[r.shape] = r
+        return best
+
     def baseline_of(self, result: KernelResult) -> KernelResult | None:
         """baseline_for over this record's results, through an index that grows
         with them: a sweep of thousands of rows stays linear."""

@@ -7,17 +7,18 @@ are not a multiple of 16 bytes, so the loop copies 16 bytes at a time; 0: the
 loop copies such rows 4 bytes at a time, which saves a launch at tiny shapes).
 Both are read by the driver, not compiled in. ``select`` picks the
 choice measured fastest at that shape when the shipped table holds it
-(``any_shape_h200.json``, made by ``benchmarks/any_shape_table.py`` on a GPU
-with the same SM count), else the one with the least estimated time
-(``estimate``); ``explain`` says which and why in one line. Pure Python:
-nothing here touches the GPU.
+(``any_shape_h200.json``, a gemmbench.rungs.choice_table made by ``gemmbench
+tune -i 28 --shapes ... --table``, the command in the file; used on a GPU
+with the same SM count, while the rung's source is the one it was measured
+on), else the one with the least estimated time (``estimate``); ``explain``
+says which and why in one line. Pure Python: nothing here touches the GPU.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from ..spec import Params
@@ -196,6 +197,11 @@ def candidates(M: int, N: int, K: int, sm_count: int) -> list[tuple[str, int, in
     return out
 
 
+def shape_candidates(M: int, N: int, K: int, sm_count: int) -> list[Params]:
+    """What ``gemmbench tune`` tries at a shape: the parameters of every choice of ``candidates``."""
+    return [{**CONFIGS[name], "SPLITS": s, "PACK": pack} for name, s, pack in candidates(M, N, K, sm_count)]
+
+
 def model_choice(M: int, N: int, K: int, sm_count: int) -> tuple[str, int, int]:
     """The (configuration, splits, PACK) with the least estimated time."""
     best = None
@@ -206,27 +212,38 @@ def model_choice(M: int, N: int, K: int, sm_count: int) -> tuple[str, int, int]:
     return best[1:]
 
 
+SOURCE = "28_any_shape.cu"
 TABLE_PATH = Path(__file__).with_name("any_shape_h200.json")
 
 
-def _load_table(path: Path) -> dict:
-    """The measured choices shipped with the rung ({} without the file)."""
-    try:
-        return json.loads(path.read_text())
-    except FileNotFoundError:
-        return {}
+@lru_cache(maxsize=None)
+def shipped_table():
+    """(the measured choices shipped with the rung, None), or (None, why they
+    are not used): read once, through gemmbench.rungs.choice_table."""
+    from . import choice_table  # deferred, with the digest: reading the ladder (shell completion) needs neither
+    from ..tuning import file_digest
+    return choice_table.load(TABLE_PATH, file_digest(SOURCE))
 
 
-TABLE = _load_table(TABLE_PATH)
+def _choice_problem(M: int, N: int, params: dict) -> str | None:
+    """Why a table's parameters are not a choice of this rung at the shape, or None."""
+    if set(params) != set(DEFAULT):
+        return "parameter names differ from the rung's"
+    try:  # values from a file: a zero where the rules divide is a refusal, not a traceback
+        return check(params) or shape_reason(M, N, params)
+    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
 
 
-def measured_choice(M: int, N: int, K: int, sm_count: int, table: dict | None = None) -> dict | None:
-    """The table's entry for the shape, on a GPU with the table's SM count, or None."""
-    table = TABLE if table is None else table
-    if table.get("sm_count") != sm_count:
+def measured_choice(M: int, N: int, K: int, sm_count: int, table=None):
+    """The table's choice (a choice_table.Choice) for the shape, on a GPU with
+    the table's SM count, if the rung takes its parameters; else None.
+    ``table``: a ChoiceTable (default: the shipped one)."""
+    table = shipped_table()[0] if table is None else table
+    if table is None or table.sm_count != sm_count:
         return None
-    entry = table.get("choices", {}).get(f"{M}x{N}x{K}")
-    return entry if entry and entry["config"] in CONFIGS else None
+    choice = table.choice(M, N, K)
+    return choice if choice is not None and _choice_problem(M, N, choice.params) is None else None
 
 
 def select(M: int, N: int, K: int, sm_count: int) -> Params:
@@ -234,8 +251,9 @@ def select(M: int, N: int, K: int, sm_count: int) -> Params:
     holds the shape, else the configuration, split count and PACK with the
     least estimated time."""
     entry = measured_choice(M, N, K, sm_count)
-    name, s, pack = (entry["config"], entry["SPLITS"], entry["PACK"]) if entry else \
-        model_choice(M, N, K, sm_count)
+    if entry is not None:
+        return dict(entry.params)
+    name, s, pack = model_choice(M, N, K, sm_count)
     return {**CONFIGS[name], "SPLITS": s, "PACK": pack}
 
 
@@ -262,12 +280,15 @@ def explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         parts.append("unaligned rows copied 4 bytes at a time (no pre-pass)")
     choice = (name, p.get("SPLITS", 1), p.get("PACK", 1))
     entry = measured_choice(M, N, K, sm_count)
-    if entry and (entry["config"], entry["SPLITS"], entry["PACK"]) == choice:
-        parts.append(f"measured the fastest of {entry['candidates']} choices on the {TABLE['gpu']} "
-                     f"({entry['us']:.1f} us; benchmarks/any_shape_table.py)")
+    table, unused = shipped_table()
+    if entry is not None and entry.params == dict(p):
+        parts.append(f"measured the fastest of {entry.candidates} choices on the {table.gpu} "
+                     f"({entry.time_us:.1f} us; {TABLE_PATH.name})")
     elif choice in candidates(M, N, K, sm_count):
         t = estimate(M, N, K, sm_count, *choice)
         least = choice == model_choice(M, N, K, sm_count)
         parts.append(f"model: {t * 1e6:.0f} us ({2 * M * N * K / t / 1e12:.1f} TFLOP/s)"
                      + (f", the least of {len(candidates(M, N, K, sm_count))} choices" if least else ""))
+    if unused:
+        parts.append(f"the measured table is not used: {unused}")
     return "; ".join(parts)

@@ -436,9 +436,10 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
     KernelSpec(28, "any shape", "gpu", "the FP32 top for every shape: rung 19's k-major loop or rung 12's, the tile "
                                        "(thin ones too), split-K and padded copies of rows that are not 16-byte "
                                        "multiples, all chosen per shape (footer and info say which and why)",
-               source="28_any_shape.cu", params=dict(any_shape.DEFAULT), search_space=any_shape.SEARCH_SPACE,
+               source=any_shape.SOURCE, params=dict(any_shape.DEFAULT), search_space=any_shape.SEARCH_SPACE,
                check=any_shape.check, constraints=any_shape.CONSTRAINTS, block=any_shape.block,
                grid=any_shape.grid, smem=any_shape.smem, driver="any_shape", select=any_shape.select,
-               explain=any_shape.explain, runtime_params=any_shape.RUNTIME, min_cc=(8, 0)),
+               explain=any_shape.explain, runtime_params=any_shape.RUNTIME,
+               shape_candidates=any_shape.shape_candidates, min_cc=(8, 0)),
 )
 

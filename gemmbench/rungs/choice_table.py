@@ -1,0 +1,192 @@
+"""Per-shape choice tables: a rung's measured best parameters at each shape
+of a shape set, written by ``gemmbench tune -i N --shapes ... --table
+OUT.json`` and shipped beside the rung that reads them (rung 28:
+``any_shape_h200.json``). This module is the one writer and the one reader.
+
+The file is JSON::
+
+    {"format": "gemmbench choice table", "version": 1,
+     "rung": 28, "kernel": "any shape", "gpu": "NVIDIA H200", "sm_count": 132,
+     "created": "2026-11-23", "command": "gemmbench tune -i 28 --shapes ...",
+     "source_digest": "<16 hex digits>",
+     "choices": {"1024x1023x1024": {"params": {"BM": 64, ...}, "time_us": 66.9,
+                                    "candidates": 60}, ...}}
+
+``command`` is what made it (run it again on that GPU to remake it);
+``source_digest`` is the rung's source as nvcc got it (gemmbench.tuning),
+so a table measured on another version of the kernel is not used for this
+one; per shape, ``time_us`` is the median of one call of the choice and
+``candidates`` how many were verified and timed there.
+
+Nothing read is trusted: ``read`` takes the file through gemmbench.fsutil's
+reader (a regular file, bounded size, nesting and numbers) and checks every
+field's type and range; a file it cannot use is UnusableTable, one line
+naming the file and the field. ``load`` turns that, and a table made for
+another source, into a reason the rung can state (it then chooses without
+the table), never a traceback. The parameters' meaning is the rung's to
+check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import fsutil
+from ..backend import Shape
+from ..validate import MAX_DIMENSION
+
+FORMAT = "gemmbench choice table"
+VERSION = 1
+MAX_BYTES = 4 << 20  # a thousand shapes (a shape set's most) take under 1 MiB
+_SHAPE = re.compile(r"([0-9]{1,10})x([0-9]{1,10})x([0-9]{1,10})")
+_DIGEST = re.compile(r"[0-9a-f]{16}")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The best candidate at one shape: its parameters, its median time per
+    call (microseconds) and how many candidates were timed there."""
+
+    params: dict[str, int]
+    time_us: float
+    candidates: int
+
+
+@dataclass(frozen=True)
+class ChoiceTable:
+    """A rung's choices per shape, and where and how they were measured."""
+
+    rung: int
+    kernel: str
+    gpu: str
+    sm_count: int
+    created: str  # ISO date
+    command: str
+    source_digest: str
+    choices: dict[Shape, Choice]
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, "version": VERSION, "rung": self.rung, "kernel": self.kernel, "gpu": self.gpu,
+                "sm_count": self.sm_count, "created": self.created, "command": self.command,
+                "source_digest": self.source_digest,
+                "choices": {str(shape): {"params": dict(c.params), "time_us": c.time_us, "candidates": c.candidates}
+                            for shape, c in self.choices.items()}}
+
+    def to_json(self) -> str:
+        """The file's text: one line per shape, so that a remade table diffs shape by shape."""
+        head = self.to_dict()
+        lines = [f"  {json.dumps(key)}: {json.dumps(choice)}" for key, choice in head.pop("choices").items()]
+        return json.dumps(head, indent=1)[:-2] + ',\n "choices": {\n' + ",\n".join(lines) + "\n }\n}\n"
+
+    def choice(self, M: int, N: int, K: int) -> Choice | None:
+        return self.choices.get(Shape(M, N, K))
+
+
+class UnusableTable(ValueError):
+    """A file that is not a choice table this gemmbench reads; one line naming the file and the field."""
+
+
+def write(path, table: ChoiceTable, overwrite: bool = False) -> None:
+    """The one writer (gemmbench.fsutil): a new regular file, an existing
+    one replaced only with ``overwrite`` (TargetError otherwise)."""
+    fsutil.write_new(path, table.to_json(), overwrite, "--table")
+
+
+def read(path) -> ChoiceTable:
+    """The table in the file at ``path``, every field checked (UnusableTable)."""
+    try:
+        data = fsutil.loads_json(fsutil.read_text(path, MAX_BYTES))
+    except fsutil.UnreadableFile as exc:
+        raise UnusableTable(str(exc)) from None
+    except ValueError as exc:  # bad JSON, or beyond the reader's bounds
+        raise UnusableTable(f"{path}: not JSON ({exc})") from None
+    try:
+        return _table(data)
+    except _Invalid as exc:
+        raise UnusableTable(f"{path}: {exc}") from None
+
+
+def load(path, source_digest: str) -> tuple[ChoiceTable | None, str | None]:
+    """(the table, None) when the file holds one made for the rung's source
+    as it is now (``source_digest``: gemmbench.tuning.source_digest), else
+    (None, why it is not used)."""
+    try:
+        table = read(path)
+    except UnusableTable as exc:
+        return None, str(exc)
+    if table.source_digest != source_digest:
+        return None, (f"{Path(path).name} was measured on another version of rung {table.rung}'s source (digest "
+                      f"{table.source_digest}, now {source_digest}): remake it on the {table.gpu} with "
+                      f"'{table.command}'")
+    return table, None
+
+
+# --------------------------------------------------------------------------
+# checking what was read
+# --------------------------------------------------------------------------
+
+class _Invalid(ValueError):
+    pass
+
+
+def _describe(value) -> str:
+    text = json.dumps(value)
+    return type(value).__name__ + " " + (text if len(text) <= 40 else text[:37] + "...")
+
+
+def _field(data: dict, key: str, kind, where: str = ""):
+    if key not in data:
+        raise _Invalid(f"missing field {where}{key!r}")
+    value = data[key]
+    ok = isinstance(value, kind) and not isinstance(value, bool)
+    if kind is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok:
+        raise _Invalid(f"{where}{key} should be {kind.__name__}, not {_describe(value)}")
+    return value
+
+
+def _positive(value, where: str):
+    if value <= 0:
+        raise _Invalid(f"{where} should be > 0, not {value}")
+    return value
+
+
+def _table(data) -> ChoiceTable:
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise _Invalid(f"not a {FORMAT} (no \"format\": \"{FORMAT}\")")
+    version = data.get("version")
+    if version != VERSION or isinstance(version, bool):
+        raise _Invalid(f"version {_describe(version)} is not one this gemmbench reads ({VERSION})")
+    digest = _field(data, "source_digest", str)
+    if not _DIGEST.fullmatch(digest):
+        raise _Invalid(f"source_digest should be 16 hex digits, not {_describe(digest)}")
+    choices = {}
+    for key, entry in _field(data, "choices", dict).items():
+        choices[_shape(key)] = _choice(entry, f"choices[{key!r}].")
+    return ChoiceTable(_field(data, "rung", int), _field(data, "kernel", str), _field(data, "gpu", str),
+                       _positive(_field(data, "sm_count", int), "sm_count"), _field(data, "created", str),
+                       _field(data, "command", str), digest, choices)
+
+
+def _shape(key: str) -> Shape:
+    match = _SHAPE.fullmatch(key)
+    dims = [int(d) for d in match.groups()] if match else []
+    if not dims or not all(1 <= d <= MAX_DIMENSION for d in dims):
+        raise _Invalid(f"choices: {_describe(key)} is not a shape MxNxK (each 1 to {MAX_DIMENSION})")
+    return Shape(*dims)
+
+
+def _choice(entry, where: str) -> Choice:
+    if not isinstance(entry, dict):
+        raise _Invalid(f"{where[:-1]} should be an object, not {_describe(entry)}")
+    params = _field(entry, "params", dict, where)
+    for name, value in params.items():
+        if type(value) is not int or value < 0:
+            raise _Invalid(f"{where}params.{name} should be an integer >= 0, not {_describe(value)}")
+    return Choice(dict(params), _positive(_field(entry, "time_us", float, where), f"{where}time_us"),
+                  _positive(_field(entry, "candidates", int, where), f"{where}candidates"))

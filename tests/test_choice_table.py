@@ -1,0 +1,186 @@
+"""Per-shape choice tables (gemmbench.rungs.choice_table): the file round-trips,
+a hostile file is refused with a reason and never a traceback, an existing
+file is kept without --overwrite; rung 28 reads its shipped table and
+chooses from it exactly as from the table the one-off script wrote."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gemmbench.backend import Shape
+from gemmbench.fsutil import TargetError
+from gemmbench.rungs import any_shape, choice_table, get_spec
+from gemmbench.rungs.choice_table import Choice, ChoiceTable, UnusableTable
+from gemmbench.tuning import file_digest, source_digest
+
+HERE = Path(__file__).resolve().parent
+RUNG28 = get_spec("gpu", 28)
+H200_SMS = 132
+TABLE = ChoiceTable(12, "multistage cp.async", "NVIDIA H200", 132, "2026-11-24",
+                    "gemmbench tune -i 12 --shapes s.csv --table t.json", "0123456789abcdef",
+                    {Shape(64, 64, 64): Choice({"BM": 64, "PACK": 0}, 5.25, 3),
+                     Shape(1, 4096, 4096): Choice({"BM": 128, "PACK": 1}, 27.37, 73)})
+
+
+def test_a_table_round_trips_one_line_per_shape(tmp_path):
+    path = tmp_path / "t.json"
+    choice_table.write(path, TABLE)
+    assert choice_table.read(path) == TABLE
+    text = path.read_text()
+    assert '  "64x64x64": {"params": {"BM": 64, "PACK": 0}, "time_us": 5.25, "candidates": 3},' in text.splitlines()
+    assert json.loads(text)["version"] == choice_table.VERSION
+
+
+def test_an_existing_file_is_kept_without_overwrite(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text("mine")
+    with pytest.raises(TargetError, match="--table .*already exists; give --overwrite"):
+        choice_table.write(path, TABLE)
+    assert path.read_text() == "mine" and os.listdir(tmp_path) == ["t.json"]
+    choice_table.write(path, TABLE, overwrite=True)
+    assert choice_table.read(path) == TABLE
+
+
+def _with(**changes) -> dict:
+    data = TABLE.to_dict()
+    for key, value in changes.items():
+        if value is _DROP:
+            data.pop(key)
+        else:
+            data[key] = value
+    return data
+
+
+_DROP = object()
+_GOOD = {"params": {"BM": 64}, "time_us": 5.0, "candidates": 3}
+
+
+@pytest.mark.parametrize("data, fragment", [
+    ([1, 2], "not a gemmbench choice table"),
+    (_with(format="something else"), "not a gemmbench choice table"),
+    (_with(version=2), "version int 2 is not one this gemmbench reads (1)"),
+    (_with(version="1"), "version str"),
+    (_with(version=True), "version bool"),
+    (_with(version=_DROP), "version NoneType"),
+    (_with(rung=_DROP), "missing field 'rung'"),
+    (_with(rung="28"), "rung should be int, not str"),
+    (_with(sm_count=0), "sm_count should be > 0"),
+    (_with(sm_count=132.0), "sm_count should be int"),
+    (_with(gpu=None), "gpu should be str"),
+    (_with(command=["gemmbench"]), "command should be str"),
+    (_with(source_digest="abc"), "source_digest should be 16 hex digits"),
+    (_with(choices=[]), "choices should be dict"),
+    (_with(choices={"64x64": _GOOD}), "is not a shape MxNxK"),
+    (_with(choices={"0x64x64": _GOOD}), "is not a shape MxNxK"),
+    (_with(choices={"６４x64x64": _GOOD}), "is not a shape MxNxK"),
+    (_with(choices={"64x64x64": 5}), "choices['64x64x64'] should be an object"),
+    (_with(choices={"64x64x64": {**_GOOD, "params": {"BM": -1}}}), "params.BM should be an integer >= 0"),
+    (_with(choices={"64x64x64": {**_GOOD, "params": {"BM": True}}}), "params.BM should be an integer >= 0"),
+    (_with(choices={"64x64x64": {**_GOOD, "params": {"BM": 6.4}}}), "params.BM should be an integer >= 0"),
+    (_with(choices={"64x64x64": {**_GOOD, "params": None}}), "params should be dict"),
+    (_with(choices={"64x64x64": {**_GOOD, "time_us": 0}}), "time_us should be > 0"),
+    (_with(choices={"64x64x64": {**_GOOD, "time_us": "5"}}), "time_us should be float"),
+    (_with(choices={"64x64x64": {k: v for k, v in _GOOD.items() if k != "candidates"}}), "missing field"),
+])
+def test_a_hostile_table_is_refused_naming_the_field(tmp_path, data, fragment):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(UnusableTable) as caught:
+        choice_table.read(path)
+    message = str(caught.value)
+    assert fragment in message and message.startswith(str(path)) and "\n" not in message
+    table, why = choice_table.load(path, TABLE.source_digest)
+    assert table is None and fragment in why
+
+
+@pytest.mark.parametrize("content, fragment", [
+    (b"{not json", "not JSON"),
+    (b"\xff\xfe", "not UTF-8"),
+    (b"[" * 100 + b"]" * 100, "nested more than"),
+    (b'{"version": 1e999999999999999999999999999999999999999999}', "number"),
+    (b'{"version": NaN}', "NaN"),
+    (b"", "not JSON"),
+])
+def test_a_file_that_is_not_json_is_refused(tmp_path, content, fragment):
+    path = tmp_path / "t.json"
+    path.write_bytes(content)
+    table, why = choice_table.load(path, TABLE.source_digest)
+    assert table is None and fragment in why and str(path) in why
+
+
+def test_what_is_not_a_regular_file_is_never_read(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    for name, fragment in (("fifo", "FIFO"), ("dir", "directory"), ("missing", "no such file")):
+        table, why = choice_table.load(tmp_path / name, TABLE.source_digest)
+        assert table is None and fragment in why
+    big = tmp_path / "big.json"
+    big.write_bytes(b" " * (choice_table.MAX_BYTES + 1))
+    assert "more than" in choice_table.load(big, TABLE.source_digest)[1]
+
+
+def test_a_table_of_another_source_is_not_used_and_says_how_to_remake_it(tmp_path):
+    path = tmp_path / "t.json"
+    choice_table.write(path, TABLE)
+    assert choice_table.load(path, TABLE.source_digest) == (TABLE, None)
+    table, why = choice_table.load(path, "fedcba9876543210")
+    assert table is None and "another version of rung 12's source" in why and TABLE.command in why
+
+
+# -- rung 28's shipped table -------------------------------------------------------------
+
+def test_the_shipped_table_is_read_and_made_on_the_rungs_current_source():
+    table, why = any_shape.shipped_table()
+    assert why is None and table.source_digest == source_digest(RUNG28) == file_digest(any_shape.SOURCE)
+    assert (table.rung, table.gpu, table.sm_count) == (28, "NVIDIA H200", 132)
+    assert table.command == ("gemmbench tune -i 28 --shapes benchmarks/shapes --table "
+                             "gemmbench/rungs/any_shape_h200.json --overwrite --no-tune-cache")
+
+
+def test_rung_28_chooses_from_the_converted_table_exactly_as_from_the_old_one():
+    """tests/data/any_shape_h200_before.json is the table benchmarks/any_shape_table.py wrote on the H200."""
+    old = json.loads((HERE / "data" / "any_shape_h200_before.json").read_text())
+    table, _ = any_shape.shipped_table()
+    assert len(table.choices) == len(old["choices"]) == 103
+    for key, entry in old["choices"].items():
+        M, N, K = map(int, key.split("x"))
+        want = {**any_shape.CONFIGS[entry["config"]], "SPLITS": entry["SPLITS"], "PACK": entry["PACK"]}
+        assert RUNG28.params_for(M, N, K, H200_SMS) == want, key
+        choice = table.choice(M, N, K)
+        assert (choice.time_us, choice.candidates) == (entry["us"], entry["candidates"]), key
+        assert f"measured the fastest of {entry['candidates']} choices" in any_shape.explain(M, N, K, H200_SMS, want)
+
+
+def test_without_a_usable_table_rung_28_takes_the_models_choice_and_says_why(tmp_path, monkeypatch):
+    stale = dataclasses.replace(any_shape.shipped_table()[0], source_digest="0" * 16)
+    path = tmp_path / "any_shape_h200.json"
+    choice_table.write(path, stale)
+    monkeypatch.setattr(any_shape, "TABLE_PATH", path)
+    any_shape.shipped_table.cache_clear()
+    try:
+        shape = (64, 64, 131072)
+        name, splits, pack = any_shape.model_choice(*shape, H200_SMS)
+        params = RUNG28.params_for(*shape, H200_SMS)
+        assert params == {**any_shape.CONFIGS[name], "SPLITS": splits, "PACK": pack}
+        line = any_shape.explain(*shape, H200_SMS, params)
+        assert "measured the fastest" not in line and "the measured table is not used" in line
+        assert "another version of rung 28's source" in line and "gemmbench tune -i 28" in line
+    finally:
+        any_shape.shipped_table.cache_clear()
+
+
+def test_a_table_entry_the_rung_refuses_is_not_used():
+    table = dataclasses.replace(TABLE, choices={Shape(64, 64, 64): Choice({**any_shape.DEFAULT, "KMAJOR_A": 2}, 1.0, 1),
+                                                Shape(9, 64, 64): Choice(dict(any_shape.CONFIGS["vector rows"],
+                                                                              SPLITS=1, PACK=1), 1.0, 1),
+                                                Shape(8, 64, 64): Choice({"BM": 64}, 1.0, 1),
+                                                Shape(7, 64, 64): Choice({**any_shape.DEFAULT, "TM": 0}, 1.0, 1)})
+    for M in (64, 9, 8, 7):
+        assert any_shape.measured_choice(M, 64, 64, 132, table) is None
+    assert any_shape.measured_choice(64, 64, 64, 100, dataclasses.replace(
+        TABLE, choices={Shape(64, 64, 64): Choice(dict(any_shape.DEFAULT), 1.0, 1)})) is None  # another SM count
