@@ -23,7 +23,10 @@
 // behind it at 1024^3-2048^3 where tiles are small. Releasing the peer's
 // slot with a cluster-scope release (.release.cluster) instead of the
 // default made every K tile wait for the thread's earlier global stores:
-// that version ran at about 60% of cuBLAS; see mbar_arrive_cluster.
+// that version ran at about 60% of cuBLAS; see mbar_arrive_cluster. The
+// same fence hid in a cluster barrier at the kernel's end (MEMBAR.ALL.GPU):
+// every consumer warp waited for its stores of C, 7-10 points of cuBLAS at
+// 512^3-1024^3, until the producer's tail replaced it (half_cluster.cuh).
 //
 // The cluster machinery (tile order, producer, the kernel's body) is half_cluster.cuh.
 #include "common.cuh"
