@@ -248,11 +248,11 @@ def tuning_rows(record: RunRecord, top: int) -> tuple[list[str], list[list[str]]
     base = [r for r in record.results if r.kernel_id == 0]
     tried = [r for r in record.results if r.kernel_id != 0]
     timed = sorted((r for r in tried if r.status == "pass"), key=lambda r: -r.gflops)
-    several_gpus = len({r.gpu for r in record.results if r.gpu is not None}) > 1  # tune --gpus: say whose row
+    whose = _gpu_suffix(record)
     rows = []
     for rank, r in [("-", b) for b in base] + list(enumerate(timed[:top], 1)):
         flagged = bool(r.flags)
-        label = kernel_label(r) + (f" · GPU {r.gpu}" if several_gpus and r.gpu is not None else "")
+        label = kernel_label(r) + whose(r)
         rows.append([str(rank), label, format_params(r.params) if r.kernel_id else "-",
                      doubtful(format_time(r.stats.median if r.stats else None), flagged),
                      doubtful(format_number(r.gflops), flagged),
@@ -264,6 +264,13 @@ def tuning_rows(record: RunRecord, top: int) -> tuple[list[str], list[list[str]]
                f"verification, {len(skipped)} skipped."]
     summary += [f"FAIL {format_params(r.params)}: {r.reason}" for r in failed[:5]]
     return header, rows, summary
+
+
+def _gpu_suffix(record: RunRecord):
+    """For a tune record measured on several GPUs (--gpus), the label suffix naming a row's GPU
+    (" · GPU 1"); "" for a one-GPU record, or no row."""
+    several = len({r.gpu for r in record.results if r.gpu is not None}) > 1
+    return lambda r: f" · GPU {r.gpu}" if several and r is not None and r.gpu is not None else ""
 
 
 def shape_tuning_columns(device: str) -> list[Column]:
@@ -284,14 +291,14 @@ def shape_tuning_rows(record: RunRecord) -> tuple[list[str], list[list[str]], li
     best = record.best_by_shape(tried[0].kernel_id) if tried else {}
     named = {e.shape: e.label for e in record_shape_set(record)}
     present = dict.fromkeys(r.shape for r in record.results)
-    several_gpus = len({r.gpu for r in record.results if r.gpu is not None}) > 1  # say whose the best is
+    whose = _gpu_suffix(record)  # say whose the best is
     rows = []
     for shape in dict.fromkeys([*(s for s in named if s in present), *present]):
         mine = [r for r in tried if r.shape == shape]
         failed = sum(r.status == "fail" for r in mine)
         r = best.get(shape)
         base = record.baseline_of(r or mine[0]) if r or mine else None
-        label = named.get(shape, str(shape)) + (f" · GPU {r.gpu}" if r and several_gpus and r.gpu is not None else "")
+        label = named.get(shape, str(shape)) + whose(r)
         base_rate = doubtful(format_number(base.gflops if base else None), bool(base and base.flags))
         timed = f"{sum(x.status == 'pass' for x in mine)}/{len(mine)}"
         if r is None:
