@@ -29,8 +29,8 @@ static_assert(STAGES >= 2, "at least two slots");
 // more than the block holds waits forever. 232 for up to 2 consumer warpgroups, 152 for 3.
 constexpr int kHalfProducerRegs = 40;
 constexpr int kHalfLaunchRegs = 65536 / kHalfBlock / 8 * 8;
-constexpr int kHalfConsumerRegs = (kHalfLaunchRegs * kHalfBlock - kHalfProducerRegs * 128) / kHalfConsumers / 8 * 8 < 232
-    ? (kHalfLaunchRegs * kHalfBlock - kHalfProducerRegs * 128) / kHalfConsumers / 8 * 8 : 232;
+constexpr int kHalfConsumerRegsLeft = (kHalfLaunchRegs * kHalfBlock - kHalfProducerRegs * 128) / kHalfConsumers / 8 * 8;
+constexpr int kHalfConsumerRegs = kHalfConsumerRegsLeft < 232 ? kHalfConsumerRegsLeft : 232;
 static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= kHalfLaunchRegs * kHalfBlock,
               "the consumers' registers come from those the block started with");
 
