@@ -30,7 +30,32 @@ __device__ __forceinline__ unsigned long long make_desc(unsigned addr) {
 }
 
 // wgmma m64nNk8, TF32 x TF32 -> FP32, A from registers, B from shared memory
-// (descriptor); D += A * B when scale_d != 0, D = A * B otherwise.
+// (descriptor); D += A * B when scale_d != 0, D = A * B otherwise. N = 16 and
+// 32 serve rung 17's thin tiles (M <= 32: a 128-wide tile would compute rows
+// that are not there).
+__device__ __forceinline__ void wgmma_tf32_rs_n16(float (&d)[8], const unsigned (&a)[4],
+                                                  unsigned long long desc, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7"
+        "}, {%8, %9, %10, %11}, %12, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_tf32_rs_n32(float (&d)[16], const unsigned (&a)[4],
+                                                  unsigned long long desc, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+        "}, {%16, %17, %18, %19}, %20, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
+}
+
 __device__ __forceinline__ void wgmma_tf32_rs_n64(float (&d)[32], const unsigned (&a)[4],
                                                   unsigned long long desc, int scale_d) {
     asm volatile(
@@ -133,5 +158,7 @@ __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[kN / 2], const unsigned
     if constexpr (kN == 256) wgmma_tf32_rs_n256(d, a, desc, scale_d);
     else if constexpr (kN == 192) wgmma_tf32_rs_n192(d, a, desc, scale_d);
     else if constexpr (kN == 128) wgmma_tf32_rs_n128(d, a, desc, scale_d);
-    else wgmma_tf32_rs_n64(d, a, desc, scale_d);
+    else if constexpr (kN == 64) wgmma_tf32_rs_n64(d, a, desc, scale_d);
+    else if constexpr (kN == 32) wgmma_tf32_rs_n32(d, a, desc, scale_d);
+    else wgmma_tf32_rs_n16(d, a, desc, scale_d);
 }

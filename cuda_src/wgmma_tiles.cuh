@@ -18,7 +18,8 @@ constexpr int kBStage = BK * kLdb * 4;
 constexpr int kAcc = BM / 2;                      // accumulators per thread
 [[maybe_unused]] constexpr int kAChunks = BM * BK / 4, kBChunks = BK * BN / 4;  // 16-byte pieces per tile
 static_assert(BN % 64 == 0 && kWarpgroups >= 1 && kWarpgroups <= 4, "BN = 64 per warpgroup, 1..4 warpgroups");
-static_assert(BM == 64 || BM == 128 || BM == 192 || BM == 256, "BM is the wgmma N: 64, 128, 192 or 256");
+static_assert(BM == 16 || BM == 32 || BM == 64 || BM == 128 || BM == 192 || BM == 256,
+              "BM is the wgmma N: 16, 32, 64, 128, 192 or 256");
 static_assert(BK == 16 || BK == 32, "BK = 32 (128-byte swizzle) or 16 (64-byte swizzle)");
 static_assert(STAGES >= 3, "the tile in the tensor cores, the next one landed, at least one in flight");
 static_assert(GROUP_M >= 1, "GROUP_M >= 1");

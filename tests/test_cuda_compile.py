@@ -70,6 +70,37 @@ def test_per_shape_choices_are_valid(spec):
         assert spec.grid(M, N, K, p)[1] <= 65535
 
 
+def _builds_over_the_shape_set(spec):
+    """The distinct compiled configurations ``tune --shapes`` tries for a rung over the shipped shape set."""
+    from gemmbench.shapeset import read_shapes
+    builds = {}
+    for named in read_shapes(["benchmarks/shapes"]).shapes:
+        for p in spec.shape_candidates(named.shape.M, named.shape.N, named.shape.K, 132):
+            builds.setdefault(tuple(spec.defines(p)), p)
+    return list(builds.values())
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("spec", [s for s in RUNGS if s.shape_candidates], ids=lambda s: f"rung{s.id}")
+def test_every_configuration_tune_tries_over_the_shape_set_compiles_without_spills(spec, tmp_path):
+    """What a shape-set tune builds (rung 17's thin 16- and 32-row tiles included) compiles for sm_90a
+    without spills, and each is a valid parameter set of the rung."""
+    import dataclasses
+    builds = _builds_over_the_shape_set(spec)
+    assert len(builds) >= 2
+    for i, p in enumerate(builds):
+        assert spec.invalid_reason(p) is None, p
+        built = dataclasses.replace(spec, params=p)
+        arch, code = target_for(built, (9, 0))
+        src = tmp_path / f"kernel{i}.cu"
+        src.write_text(expand_source(built))
+        cmd = build_command(NVCC, (*nvcc_options(built), "-Xptxas", "-warn-spills"), arch, code,
+                            str(src), str(tmp_path / f"kernel{i}.cubin"))
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        assert done.returncode == 0, (p, done.stderr)
+        assert "spill" not in done.stderr.lower() and "warning" not in done.stderr, (p, done.stderr)
+
+
 @pytest.mark.parametrize("rung", [12, 13])
 def test_rungs_12_and_13_share_one_inlined_main_loop(rung):
     """Rung 13 reuses rung 12's loop through multistage_loop.cuh (not by

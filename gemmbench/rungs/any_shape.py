@@ -225,25 +225,14 @@ def shipped_table():
     return choice_table.load(TABLE_PATH, file_digest(SOURCE))
 
 
-def _choice_problem(M: int, N: int, params: dict) -> str | None:
-    """Why a table's parameters are not a choice of this rung at the shape, or None."""
-    if set(params) != set(DEFAULT):
-        return "parameter names differ from the rung's"
-    try:  # values from a file: a zero where the rules divide is a refusal, not a traceback
-        return check(params) or shape_reason(M, N, params)
-    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
-        return f"{type(exc).__name__}: {exc}"
-
-
 def measured_choice(M: int, N: int, K: int, sm_count: int, table=None):
     """The table's choice (a choice_table.Choice) for the shape, on a GPU with
     the table's SM count, if the rung takes its parameters; else None.
     ``table``: a ChoiceTable (default: the shipped one)."""
+    from . import choice_table
     table = shipped_table()[0] if table is None else table
-    if table is None or table.sm_count != sm_count:
-        return None
-    choice = table.choice(M, N, K)
-    return choice if choice is not None and _choice_problem(M, N, choice.params) is None else None
+    return choice_table.usable_choice(table, M, N, K, sm_count, DEFAULT,
+                                      lambda M, N, p: check(p) or shape_reason(M, N, p))
 
 
 def select(M: int, N: int, K: int, sm_count: int) -> Params:

@@ -125,6 +125,22 @@ def load(path, source_digest: str) -> tuple[ChoiceTable | None, str | None]:
     return table, None
 
 
+def usable_choice(table: ChoiceTable | None, M: int, N: int, K: int, sm_count: int, names,
+                  problem) -> Choice | None:
+    """The table's choice at the shape, on a GPU with the table's SM count,
+    when its parameter names are the rung's (``names``) and ``problem(M, N,
+    params)`` (the rung's rules) finds nothing wrong with them; else None."""
+    if table is None or table.sm_count != sm_count:
+        return None
+    choice = table.choice(M, N, K)
+    if choice is None or set(choice.params) != set(names):
+        return None
+    try:  # values from a file: a zero where the rules divide is a refusal, not a traceback
+        return choice if problem(M, N, choice.params) is None else None
+    except (ArithmeticError, LookupError, TypeError, ValueError):
+        return None
+
+
 # --------------------------------------------------------------------------
 # checking what was read
 # --------------------------------------------------------------------------

@@ -4,7 +4,7 @@ with the parameter constraints of each rung family."""
 from __future__ import annotations
 
 from ..spec import Dim3, KernelSpec, Params, ceil_div
-from . import any_shape, multistage
+from . import any_shape, multistage, tma_choice
 from .half import HALF_BASELINES, HALF_RUNGS
 from .limits import SMEM_DEFAULT_PER_BLOCK, SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
@@ -125,11 +125,15 @@ def _wgmma_smem(p: Params, a_tiles: int = 1) -> int:
     return p["STAGES"] * (a_tiles * p["BM"] * p["BK"] + p["BK"] * (p["BN"] + 8)) * 4 + 1024
 
 
-def _check_wgmma(p: Params) -> str | None:
+_WGMMA_BMS = (64, 128, 192, 256)
+_THIN_WGMMA_BMS = (16, 32) + _WGMMA_BMS  # rung 17's thin tiles (M <= 32)
+
+
+def _check_wgmma(p: Params, bms=_WGMMA_BMS) -> str | None:
     if p["BN"] % 64 or not 1 <= p["BN"] // 64 <= 4:
         return "BN must be 64..256 in steps of 64 (one warpgroup per 64 columns)"
-    if p["BM"] not in (64, 128, 192, 256):
-        return "BM (the wgmma N) must be 64, 128, 192 or 256"
+    if p["BM"] not in bms:
+        return f"BM (the wgmma N) must be {', '.join(map(str, bms[:-1]))} or {bms[-1]}"
     if p["BK"] not in (16, 32):
         return "BK must be 16 (64-byte swizzle) or 32 (128-byte swizzle)"
     if p["STAGES"] < 3:
@@ -214,49 +218,19 @@ def _mma_sync_fallback(id: int, name: str, source: str, precision: str, driver: 
 # --- TMA rungs (16-18): tensor maps, an mbarrier ring, warp specialization --------
 _TC_TF32_FALLBACK = {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64, "TC_STAGES": 3, "TC_GROUP": 8}
 _TMA_CONSTRAINTS = "as rung 14; smem = STAGES*(BM+BN)*BK*4 + 1 KiB <= 227 KiB"
-# C tiles from large to small: each TMA rung takes the largest that still gives about one tile per SM
-_TMA_TILES = ((256, 128), (128, 128), (128, 64))
-_TMA_3XTF32_TILES = ((128, 128), (128, 64))
-
-
-def _tma_select(M: int, N: int, K: int, sm_count: int, rest: Params, tiles=_TMA_TILES) -> dict:
-    for bm, bn in tiles:
-        if ceil_div(M, bm) * ceil_div(N, bn) >= 0.9 * sm_count:
-            break
-    return {**rest, "BM": bm, "BN": bn}
-
-
-_MAX_TMA_SPLITS = 128
-_MIN_K_TILES_PER_SPLIT = 4  # a split shorter than the ring (STAGES = 4) never fills it
-# Splitting pays only past this many K tiles (H200, rung 17 split against unsplit: 256^3, 384^3 and 512^3,
-# 8-16 K tiles, lost 9-22%; 128x768x768, 333x555x777 and 128x1024x1024, 24-32 K tiles, gained 8-37%).
-_MIN_K_TILES_TO_SPLIT = 20
-
-
-def _tma_split_select(M: int, N: int, K: int, sm_count: int, rest: Params, tiles=_TMA_TILES) -> dict:
-    """Rung 17: rung 16's tile choice, then, where those tiles leave SMs
-    idle (fewer than 0.9 per SM) and K spans at least 20 K tiles, K split so
-    that the units (tiles x SPLITS) about fill the SMs, each split keeping at
-    least 4 K tiles."""
-    p = _tma_select(M, N, K, sm_count, rest, tiles)
-    count = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
-    splits = 1
-    if count < 0.9 * sm_count and ceil_div(K, p["BK"]) >= _MIN_K_TILES_TO_SPLIT:
-        splits = max(1, min(sm_count // count, ceil_div(K, p["BK"]) // _MIN_K_TILES_PER_SPLIT, _MAX_TMA_SPLITS))
-    return {**p, "SPLITS": splits}
-
-
 def _split_grid(M: int, N: int, K: int, p: Params) -> Dim3:
     """Rung 17: one unit per C tile and K split (a persistent grid walks them)."""
     return (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]) * p.get("SPLITS", 1), 1, 1)
 
 
-def _check_split(check):
-    def checked(p: Params) -> str | None:
-        if p.get("SPLITS", 1) < 1:
-            return "SPLITS must be at least 1"
-        return check(p)
-    return checked
+def _check_17(p: Params) -> str | None:
+    if p.get("SPLITS", 1) < 1:
+        return "SPLITS must be at least 1"
+    return _check_tma(p, bms=_THIN_WGMMA_BMS)
+
+
+# Rung 17's parameters that neither its rule nor its table sets
+_R17_REST = {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1}
 
 
 def _tma_smem(p: Params, a_sources: int = 1) -> int:
@@ -265,8 +239,8 @@ def _tma_smem(p: Params, a_sources: int = 1) -> int:
     return p["STAGES"] * (a_sources * p["BM"] + p["BN"]) * p["BK"] * 4 + 1024 + 16 * p["STAGES"]
 
 
-def _check_tma(p: Params, a_sources: int = 1) -> str | None:
-    reason = _check_wgmma(dict(p, STAGES=3))  # rung 14's tile rules (its padded-B shared memory is checked at 3 stages)
+def _check_tma(p: Params, a_sources: int = 1, bms=_WGMMA_BMS) -> str | None:
+    reason = _check_wgmma(dict(p, STAGES=3), bms)  # rung 14's tile rules (its padded-B shared memory is checked at 3 stages)
     if reason:
         return reason
     if p["STAGES"] < 3:
@@ -384,7 +358,7 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                              "GROUP_M": [4, 8, 16]},
                check=_check_tma, constraints=_TMA_CONSTRAINTS,
                block=_wgmma_block, grid=_wgmma_grid, smem=_tma_smem, driver="tma",
-               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8}),
+               select=lambda M, N, K, sms: tma_choice.tile_rule(M, N, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8}),
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(16, "TF32 TMA", "16_tf32_tma.cu", "tf32", "single", False,
                                            dict(_TC_TF32_FALLBACK))),
@@ -393,17 +367,19 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                                        "persistent grid, and each thread's two columns paired "
                                                        "(64-bit B fragment loads and C stores)",
                source="17_tf32_tma_ws.cu",
-               params={"BM": 256, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1,
-                       "SPLITS": 1},
-               search_space={"BM": [128, 192, 256], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
-                             "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1], "PAIR_COLS": [0, 1]},
-               check=_check_split(_check_tma),
-               constraints=_TMA_CONSTRAINTS + "; PERSISTENT: one block per SM; PAIR_COLS: neighbouring columns per "
-                                              "thread; SPLITS >= 1 (K slices, then reduce_splits)",
+               params={**_R17_REST, "BM": 256, "BN": 128, "SPLITS": 1},
+               search_space={"BM": [16, 32, 64, 128, 192, 256], "BN": [64, 128], "BK": [16, 32],
+                             "STAGES": [3, 4, 6, 8], "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1],
+                             "PAIR_COLS": [0, 1]},
+               check=_check_17,
+               constraints=_TMA_CONSTRAINTS + "; BM may also be 16 or 32 (thin tiles); PERSISTENT: one block per "
+                                              "SM; PAIR_COLS: neighbouring columns per thread; SPLITS >= 1 (K "
+                                              "slices, then reduce_splits)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid, smem=_tma_smem,
                driver="tma", runtime_params=("SPLITS",),
-               select=lambda M, N, K, sms: _tma_split_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
-                                                                            "PERSISTENT": 1, "PAIR_COLS": 1}),
+               select=lambda M, N, K, sms: tma_choice.select_17(M, N, K, sms, _R17_REST, _check_17),
+               explain=lambda M, N, K, sms, p: tma_choice.explain_17(M, N, K, sms, p, _R17_REST, _check_17),
+               shape_candidates=lambda M, N, K, sms: tma_choice.candidates_17(M, N, K, sms, _R17_REST),
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
                                            False, dict(_TC_TF32_FALLBACK))),
@@ -418,9 +394,9 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                constraints=_TMA_CONSTRAINTS + " with two A boxes per slot; BM <= 128; FLUSH*BK <= 64",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid,
                smem=lambda p: _tma_smem(p, a_sources=2), driver="tma",
-               select=lambda M, N, K, sms: _tma_select(M, N, K, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
-                                                                      "PERSISTENT": 1, "FLUSH": 1},
-                                                       _TMA_3XTF32_TILES),
+               select=lambda M, N, K, sms: tma_choice.tile_rule(M, N, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
+                                                                            "PERSISTENT": 1, "FLUSH": 1},
+                                                                tma_choice.TILES_3XTF32),
                arch_specific=True, precision="3xtf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(18, "3xTF32 TMA warp-specialized", "18_3xtf32_tma_ws.cu", "3xtf32",
                                            "presplit_a", True,
