@@ -126,7 +126,7 @@ def _wgmma_smem(p: Params, a_tiles: int = 1) -> int:
 
 
 _WGMMA_BMS = (64, 128, 192, 256)
-_THIN_WGMMA_BMS = (16, 32) + _WGMMA_BMS  # rung 17's thin tiles (M <= 32)
+_THIN_WGMMA_BMS = (16, 32) + _WGMMA_BMS  # rungs 17 and 18's thin tiles (M <= 32)
 
 
 def _check_wgmma(p: Params, bms=_WGMMA_BMS) -> str | None:
@@ -229,8 +229,10 @@ def _check_17(p: Params) -> str | None:
     return _check_tma(p, bms=_THIN_WGMMA_BMS)
 
 
-# Rung 17's parameters that neither its rule nor its table sets
-_R17_REST = {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1}
+# Rungs 17 and 18's per-shape choices: their measured tables (gemmbench tune --shapes), else their rules
+R17_CHOICE = tma_choice.per_shape("17_tf32_tma_ws.cu", "tf32_tma_ws_h100.json",
+                                  {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1}, _check_17,
+                                  tma_choice.TILES, split=True, bms=(16, 32, 64, 128, 256))
 
 
 def _tma_smem(p: Params, a_sources: int = 1) -> int:
@@ -251,7 +253,7 @@ def _check_tma(p: Params, a_sources: int = 1, bms=_WGMMA_BMS) -> str | None:
 
 
 def _check_3xtf32_tma(p: Params) -> str | None:
-    reason = _check_tma(p, a_sources=2)
+    reason = _check_tma(p, a_sources=2, bms=_THIN_WGMMA_BMS)
     if reason:
         return reason
     if p["BM"] > 128:
@@ -259,6 +261,11 @@ def _check_3xtf32_tma(p: Params) -> str | None:
     if p["FLUSH"] < 1 or p["FLUSH"] * p["BK"] > 64:
         return "FLUSH*BK must be 1..64: tensor-core partial sums of at most 64 terms keep FP32 accuracy"
     return None
+
+
+R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h100.json",
+                                  {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1},
+                                  _check_3xtf32_tma, tma_choice.TILES_3XTF32, split=False, bms=(16, 32, 64, 128))
 
 
 _BLOCKTILE_SPACE = {"BM": [64, 128, 256], "BN": [64, 128, 256], "BK": [8, 16, 32],
@@ -366,8 +373,8 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                                        "(setmaxnreg gives its registers to the consumers), a "
                                                        "persistent grid, and each thread's two columns paired "
                                                        "(64-bit B fragment loads and C stores)",
-               source="17_tf32_tma_ws.cu",
-               params={**_R17_REST, "BM": 256, "BN": 128, "SPLITS": 1},
+               source=R17_CHOICE.source,
+               params={**dict(R17_CHOICE.rest), "BM": 256, "BN": 128, "SPLITS": 1},
                search_space={"BM": [16, 32, 64, 128, 192, 256], "BN": [64, 128], "BK": [16, 32],
                              "STAGES": [3, 4, 6, 8], "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1],
                              "PAIR_COLS": [0, 1]},
@@ -377,26 +384,22 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                               "slices, then reduce_splits)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid, smem=_tma_smem,
                driver="tma", runtime_params=("SPLITS",),
-               select=lambda M, N, K, sms: tma_choice.select_17(M, N, K, sms, _R17_REST, _check_17),
-               explain=lambda M, N, K, sms, p: tma_choice.explain_17(M, N, K, sms, p, _R17_REST, _check_17),
-               shape_candidates=lambda M, N, K, sms: tma_choice.candidates_17(M, N, K, sms, _R17_REST),
+               select=R17_CHOICE.select, explain=R17_CHOICE.explain, shape_candidates=R17_CHOICE.candidates,
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
                                            False, dict(_TC_TF32_FALLBACK))),
     KernelSpec(18, "3xTF32 TMA warp-specialized", "gpu", "rung 15's FP32-accurate 3xTF32 (A split per call, B split "
                                                          "in registers, partial sums flushed into FP32) on rung 17's "
                                                          "pipeline",
-               source="18_3xtf32_tma_ws.cu",
-               params={"BM": 128, "BN": 128, "BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1},
-               search_space={"BM": [64, 128], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6],
+               source=R18_CHOICE.source,
+               params={**dict(R18_CHOICE.rest), "BM": 128, "BN": 128},
+               search_space={"BM": [16, 32, 64, 128], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
                              "GROUP_M": [8, 16], "PERSISTENT": [0, 1], "FLUSH": [1, 2, 4]},
                check=_check_3xtf32_tma,
-               constraints=_TMA_CONSTRAINTS + " with two A boxes per slot; BM <= 128; FLUSH*BK <= 64",
+               constraints=_TMA_CONSTRAINTS + " with two A boxes per slot; BM 16 to 128; FLUSH*BK <= 64",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_wgmma_grid,
                smem=lambda p: _tma_smem(p, a_sources=2), driver="tma",
-               select=lambda M, N, K, sms: tma_choice.tile_rule(M, N, sms, {"BK": 32, "STAGES": 4, "GROUP_M": 8,
-                                                                            "PERSISTENT": 1, "FLUSH": 1},
-                                                                tma_choice.TILES_3XTF32),
+               select=R18_CHOICE.select, explain=R18_CHOICE.explain, shape_candidates=R18_CHOICE.candidates,
                arch_specific=True, precision="3xtf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(18, "3xTF32 TMA warp-specialized", "18_3xtf32_tma_ws.cu", "3xtf32",
                                            "presplit_a", True,

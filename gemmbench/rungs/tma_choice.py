@@ -1,29 +1,30 @@
-"""The TMA rungs' per-shape choice (rungs 16-18): the C tile, and for rung 17
-the K splits, with the tiles and splits ``gemmbench tune`` tries at a shape.
+"""The TMA rungs' per-shape choice (rungs 16-18): the C tile, for rung 17 the
+K splits, and the tiles and splits ``gemmbench tune`` tries at a shape.
 
-Rung 17 computes C transposed (wgmma's N is the tile's BM rows of A), so a
-tile can be as thin as 16 rows: where M is small a 128-row tile would spend
-most of its tensor-core work on rows that are not there. Its choice is the
-measured fastest where the shipped table holds the shape
-(``tf32_tma_ws_h100.json``, a gemmbench.rungs.choice_table made by
-``gemmbench tune -i 17 --shapes ... --table``, the command in the file; used
-on a GPU with the same SM count, while the rung's source is the one it was
-measured on), else the rule of ``rule_17``. Pure Python: nothing here touches
-the GPU.
+Rungs 17 and 18 compute C transposed (wgmma's N is the tile's BM rows of A),
+so a tile can be as thin as 16 rows: where M is small, a 128-row tile would
+spend most of its tensor-core work on rows that are not there. Each takes
+the measured fastest choice where the table shipped beside it holds the
+shape (a gemmbench.rungs.choice_table made by ``gemmbench tune -i N --shapes
+... --table``, the command in the file; used on a GPU with the same SM
+count, while the rung's source is the one it was measured on), else its
+rule (``PerShape.rule``). Pure Python: nothing here touches the GPU.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from ..spec import Params, ceil_div
 from . import choice_table
 
 # C tiles from large to small: each TMA rung takes the largest that still gives about one tile per SM
 TILES = ((256, 128), (128, 128), (128, 64))
-TILES_3XTF32 = ((128, 128), (128, 64))
-THIN_BMS = (16, 32, 64)  # rung 17's tiles for M <= 64: wgmma n16 / n32 / n64
+TILES_3XTF32 = ((128, 128), (128, 64))  # rung 18: accumulators and partial sums hold BM <= 128
+THIN_BMS = (16, 32, 64)  # tiles for M <= 64: wgmma n16 / n32 / n64
 THIN_STAGES = 8          # their slots are small (BM + BN rows of BK floats): a deeper ring in the same memory
 
 MAX_SPLITS = 128
@@ -46,88 +47,114 @@ def _thin_bm(M: int) -> int | None:
     return next((bm for bm in THIN_BMS if M <= bm), None)
 
 
-def rule_17(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
-    """Rung 17 without a measured choice: rung 16's tile (for M <= 64 the
-    thinnest tile that holds M, 64 or 128 wide, on a deeper ring); where those
-    tiles leave SMs idle (fewer than 0.9 per SM) and K spans at least 20 K
-    tiles, K split so that the units (tiles x SPLITS) about fill the SMs,
-    each split keeping at least 4 K tiles."""
-    thin = _thin_bm(M)
-    if thin is None:
-        p = tile_rule(M, N, sm_count, rest)
-    else:
-        p = tile_rule(M, N, sm_count, {**rest, "STAGES": THIN_STAGES}, ((thin, 128), (thin, 64)))
-    count = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
-    k_tiles = ceil_div(K, p["BK"])
-    splits = 1
-    if count < 0.9 * sm_count and k_tiles >= MIN_K_TILES_TO_SPLIT:
-        splits = max(1, min(sm_count // count, k_tiles // MIN_K_TILES_PER_SPLIT, MAX_SPLITS))
-    return {**p, "SPLITS": splits}
-
-
-def candidates_17(M: int, N: int, K: int, sm_count: int, rest: Params) -> list[Params]:
-    """What ``gemmbench tune`` tries for rung 17 at a shape: every tile that
-    wastes less than half of itself on rows or columns that are not there
-    (16 and 32 rows only where M <= 64; tiles under 128 rows on 4 and 8
-    slots), unsplit, and split while each split keeps
-    at least 4 K tiles and the units stay within four per SM; where 128x128
-    tiles alone give four per SM, only the two largest tiles, unsplit."""
-    if ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sm_count:
-        return [{**rest, "BM": bm, "BN": bn, "SPLITS": 1} for bm, bn in TILES[:2]]
-    out = []
-    for bm in (16, 32, 64, 128, 256):
-        if bm > 16 and 2 * M <= bm or bm < 64 and M > 64:
-            continue
-        for bn in (64, 128):
-            if bm == 256 and bn == 64 or bn == 128 and 2 * N <= bn:
-                continue
-            tiles, k_tiles = ceil_div(M, bm) * ceil_div(N, bn), ceil_div(K, rest["BK"])
-            for stages in (4, THIN_STAGES) if bm < 128 else (4,):
-                for s in SPLIT_CHOICES:
-                    if s > 1 and (k_tiles < MIN_K_TILES_PER_SPLIT * s or tiles * s > 4 * sm_count):
-                        break
-                    out.append({**rest, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": s})
-    return out
-
-
-SOURCE_17 = "17_tf32_tma_ws.cu"
-TABLE_17 = Path(__file__).with_name("tf32_tma_ws_h100.json")
-
-
 @lru_cache(maxsize=None)
-def shipped_table_17():
-    """(rung 17's measured choices, None), or (None, why they are not used)."""
+def _load(path: Path, source: str):
     from ..tuning import file_digest  # deferred: reading the ladder (shell completion) needs no digest
-    return choice_table.load(TABLE_17, file_digest(SOURCE_17))
+    return choice_table.load(path, file_digest(source))
 
 
-def _measured_17(M: int, N: int, K: int, sm_count: int, rest: Params, check):
-    names = set(rest) | {"BM", "BN", "SPLITS"}
-    return choice_table.usable_choice(shipped_table_17()[0], M, N, K, sm_count, names, lambda M, N, p: check(p))
+@dataclass(frozen=True)
+class PerShape:
+    """A warp-specialized TMA rung's per-shape choice: ``rest`` holds the
+    parameters that neither the rule nor the table sets, ``check`` the rung's
+    rules, ``tiles`` its tiles for M > 64, ``split`` whether K may be split
+    (rung 17: SPLITS), ``bms`` the tile heights a tune tries."""
+
+    source: str
+    table_path: Path
+    rest: tuple[tuple[str, int], ...]
+    check: Callable[[Params], str | None]
+    tiles: tuple[tuple[int, int], ...]
+    split: bool
+    bms: tuple[int, ...]
+
+    def _with(self, SPLITS: int = 1, **chosen) -> dict:
+        return {**dict(self.rest), **chosen, **({"SPLITS": SPLITS} if self.split else {})}
+
+    def rule(self, M: int, N: int, K: int, sm_count: int) -> dict:
+        """Without a measured choice: rung 16's tile (for M <= 64 the thinnest
+        tile that holds M, 128 or 64 wide, on a deeper ring); for a rung that
+        splits, where those tiles leave SMs idle (fewer than 0.9 per SM) and K
+        spans at least 20 K tiles, K split so that the units (tiles x SPLITS)
+        about fill the SMs, each split keeping at least 4 K tiles."""
+        thin = _thin_bm(M)
+        if thin is None:
+            p = tile_rule(M, N, sm_count, self._with(), self.tiles)
+        else:
+            p = tile_rule(M, N, sm_count, self._with(STAGES=THIN_STAGES), ((thin, 128), (thin, 64)))
+        if self.check(p):  # the deeper ring does not fit (rung 18's two A boxes per slot)
+            p["STAGES"] = dict(self.rest)["STAGES"]
+        if not self.split:
+            return p
+        count, k_tiles = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), ceil_div(K, p["BK"])
+        splits = 1
+        if count < 0.9 * sm_count and k_tiles >= MIN_K_TILES_TO_SPLIT:
+            splits = max(1, min(sm_count // count, k_tiles // MIN_K_TILES_PER_SPLIT, MAX_SPLITS))
+        return {**p, "SPLITS": splits}
+
+    def candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
+        """What ``gemmbench tune --shapes`` tries at a shape: every tile the
+        rung takes that wastes less than half of itself on rows or columns
+        that are not there (16 and 32 rows only where M <= 64; tiles under 128
+        rows on 4 and 8 slots), unsplit, and, where the rung splits, split
+        while each split keeps at least 4 K tiles and the units stay within
+        four per SM; where 128x128 tiles alone give four per SM, only the
+        rung's two largest tiles, unsplit."""
+        if ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sm_count:
+            return [self._with(BM=bm, BN=bn) for bm, bn in self.tiles[:2]]
+        out = []
+        for bm in self.bms:
+            if bm > 16 and 2 * M <= bm or bm < 64 and M > 64:
+                continue
+            for bn in (64, 128):
+                if bm == 256 and bn == 64 or bn == 128 and 2 * N <= bn:
+                    continue
+                tiles, k_tiles = ceil_div(M, bm) * ceil_div(N, bn), ceil_div(K, dict(self.rest)["BK"])
+                for stages in (4, THIN_STAGES) if bm < 128 else (4,):
+                    for s in SPLIT_CHOICES if self.split else (1,):
+                        if s > 1 and (k_tiles < MIN_K_TILES_PER_SPLIT * s or tiles * s > 4 * sm_count):
+                            break
+                        p = self._with(BM=bm, BN=bn, STAGES=stages, SPLITS=s)
+                        if self.check(p) is None:
+                            out.append(p)
+        return out
+
+    def shipped_table(self):
+        """(the measured choices shipped with the rung, None), or (None, why they are not used)."""
+        return _load(self.table_path, self.source)
+
+    def measured(self, M: int, N: int, K: int, sm_count: int):
+        names = set(self._with(BM=0, BN=0))
+        return choice_table.usable_choice(self.shipped_table()[0], M, N, K, sm_count, names,
+                                          lambda M, N, p: self.check(p))
+
+    def select(self, M: int, N: int, K: int, sm_count: int) -> dict:
+        """The table's choice where it holds the shape and the rung takes it, else the rule's."""
+        entry = self.measured(M, N, K, sm_count)
+        return dict(entry.params) if entry is not None else self.rule(M, N, K, sm_count)
+
+    def explain(self, M: int, N: int, K: int, sm_count: int, p: Params) -> str:
+        """One line: the tiles (and splits) at this shape, and where they came from."""
+        tiles, k_tiles, splits = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), ceil_div(K, p["BK"]), p.get("SPLITS", 1)
+        per = ceil_div(k_tiles, splits)
+        parts = [f"{p['BM']}x{p['BN']} tiles on {p['STAGES']} slots: {tiles} tile{'s' * (tiles != 1)}"
+                 + (f" x {splits} K splits of {per * p['BK']}" if splits > 1 else "")
+                 + f" for {sm_count} SMs (persistent: one block per SM)"]
+        table, unused = self.shipped_table()
+        entry = self.measured(M, N, K, sm_count)
+        if entry is not None and entry.params == dict(p):
+            parts.append(f"measured the fastest of {entry.candidates} choices on the {table.gpu} "
+                         f"({entry.time_us:.1f} us; {self.table_path.name})")
+        elif dict(p) == self.rule(M, N, K, sm_count):
+            parts.append("the rule: the largest tile giving about one per SM"
+                         + (", thin for M <= 64" if _thin_bm(M) else "") + (", K split to fill the SMs" if splits > 1 else ""))
+        if unused:
+            parts.append(f"the measured table is not used: {unused}")
+        return "; ".join(parts)
 
 
-def select_17(M: int, N: int, K: int, sm_count: int, rest: Params, check) -> dict:
-    """Rung 17's parameters: the table's where it holds the shape and the rung
-    takes them (``check``), else ``rule_17`` (``rest``: the parameters neither sets)."""
-    entry = _measured_17(M, N, K, sm_count, rest, check)
-    return dict(entry.params) if entry is not None else rule_17(M, N, K, sm_count, rest)
+HERE = Path(__file__).parent
 
 
-def explain_17(M: int, N: int, K: int, sm_count: int, p: Params, rest: Params, check) -> str:
-    """One line: rung 17's tiles and splits at this shape, and where they came from."""
-    tiles, k_tiles, splits = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), ceil_div(K, p["BK"]), p.get("SPLITS", 1)
-    per = ceil_div(k_tiles, splits)
-    parts = [f"{p['BM']}x{p['BN']} tiles on {p['STAGES']} slots: {tiles} tile{'s' * (tiles != 1)}"
-             + (f" x {splits} K splits of {per * p['BK']}" if splits > 1 else "")
-             + f" for {sm_count} SMs (persistent: one block per SM)"]
-    table, unused = shipped_table_17()
-    entry = _measured_17(M, N, K, sm_count, rest, check)
-    if entry is not None and entry.params == dict(p):
-        parts.append(f"measured the fastest of {entry.candidates} choices on the {table.gpu} "
-                     f"({entry.time_us:.1f} us; {TABLE_17.name})")
-    elif dict(p) == rule_17(M, N, K, sm_count, rest):
-        parts.append("the rule: the largest tile giving about one per SM" + (", thin for M <= 64" if _thin_bm(M) else "")
-                     + (", K split to fill the SMs" if splits > 1 else ""))
-    if unused and table is None:
-        parts.append(f"the measured table is not used: {unused}")
-    return "; ".join(parts)
+def per_shape(source: str, table_name: str, rest: Params, check, tiles, split: bool, bms) -> PerShape:
+    return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms))

@@ -1,0 +1,55 @@
+"""Rungs 17 and 18 on a GPU: every tile their shape-set tunes try (the thin
+16- and 32-row tiles, 64-row tiles, on 4 and 8 slots), rung 17 unsplit and
+in 3 and 40 K splits, against the FP64 reference at odd shapes (both
+verification passes; rung 18 to the FP32 bound). Their per-shape choices are
+covered by test_gpu.py, which runs every rung as chosen."""
+
+import pytest
+
+from gemmbench.backend import Problem, Shape
+from gemmbench.execute.local import expectations, verify_kernel
+from gemmbench.rungs import get_spec
+
+pytestmark = pytest.mark.gpu
+
+RUNG17, RUNG18 = get_spec("gpu", 17), get_spec("gpu", 18)
+SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(17, 255, 511), Shape(33, 130, 2051), Shape(64, 1025, 1283),
+          Shape(127, 255, 511)]
+TILES = [(16, 64, 8), (16, 128, 4), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 64, 4)]
+TILES_18 = [(16, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4)]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    from gemmbench.gpu.backend import GpuBackend
+    return GpuBackend()
+
+
+@pytest.fixture(scope="module", params=SHAPES, ids=str)
+def loaded(request, gpu):
+    problem = Problem.random(request.param, seed=29)
+    gpu.load(problem)
+    return problem, expectations(problem, *gpu.reference(problem))
+
+
+def _verify(gpu, loaded, spec, params):
+    problem, passes = loaded
+    assert spec.invalid_reason(params) is None
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("the wgmma tiles need sm_90a")
+    v = verify_kernel(gpu, gpu.prepare(spec, problem.shape, params).gemm, passes, spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
+@pytest.mark.parametrize("splits", [1, 3, 40])
+@pytest.mark.parametrize("tile", TILES, ids=lambda t: "%dx%d-s%d" % t)
+def test_every_rung_17_tile_matches_fp64_reference(gpu, loaded, tile, splits):
+    bm, bn, stages = tile
+    _verify(gpu, loaded, RUNG17, {**RUNG17.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})
+
+
+@pytest.mark.parametrize("tile", TILES_18, ids=lambda t: "%dx%d-s%d" % t)
+def test_every_rung_18_tile_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile):
+    bm, bn, stages = tile
+    _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages})
