@@ -27,3 +27,27 @@ def private_caches(tmp_path_factory, monkeypatch):
     root = tmp_path_factory.getbasetemp() / "caches"
     monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(root / "gemmbench"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(root / "xdg"))
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """The GPU tests' backend: one per test module."""
+    from gemmbench.gpu.backend import GpuBackend
+    return GpuBackend()
+
+
+@pytest.fixture(scope="session")
+def load_problem():
+    """load_problem(gpu, shape, seed[, elements]) -> (problem, expectations):
+    seeded random inputs loaded on the GPU, and what the FP64 reference
+    expects of them (per 16-bit element type, where ``elements`` names some)."""
+    from gemmbench.backend import Problem
+    from gemmbench.execute.local import expectations
+
+    def load(gpu, shape, seed, elements=None):
+        problem = Problem.random(shape, seed=seed)
+        gpu.load(problem)
+        if elements:
+            return problem, {e: expectations(problem, *gpu.reference(problem, e)) for e in elements}
+        return problem, expectations(problem, *gpu.reference(problem))
+    return load

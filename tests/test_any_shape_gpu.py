@@ -6,8 +6,8 @@ the shape set is covered by test_gpu.py, which runs every rung as chosen."""
 
 import pytest
 
-from gemmbench.backend import Problem, Shape
-from gemmbench.execute.local import expectations, verify_kernel
+from gemmbench.backend import Shape
+from gemmbench.execute.local import verify_kernel
 from gemmbench.rungs import any_shape, get_spec
 
 pytestmark = pytest.mark.gpu
@@ -16,17 +16,9 @@ SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(127, 255, 511), Shape(513, 1025
           Shape(4099, 3, 37), Shape(33, 130, 2051), Shape(8, 1030, 1027), Shape(1001, 8, 515)]
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    from gemmbench.gpu.backend import GpuBackend
-    return GpuBackend()
-
-
 @pytest.fixture(scope="module", params=SHAPES, ids=str)
-def loaded(request, gpu):
-    problem = Problem.random(request.param, seed=23)
-    gpu.load(problem)
-    return problem, expectations(problem, *gpu.reference(problem))
+def loaded(request, gpu, load_problem):
+    return load_problem(gpu, request.param, seed=23)
 
 
 @pytest.mark.parametrize("pack", [0, 1])

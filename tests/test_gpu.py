@@ -19,17 +19,9 @@ SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(17, 33, 65), Shape(127, 255, 51
           Shape(513, 1025, 257), Shape(4096, 4096, 4096), Shape(3, 4099, 2), Shape(4099, 3, 37)]
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    from gemmbench.gpu.backend import GpuBackend
-    return GpuBackend()
-
-
 @pytest.fixture(scope="module", params=SHAPES, ids=str)
-def loaded(request, gpu):
-    problem = Problem.random(request.param, seed=11)
-    gpu.load(problem)
-    return problem, expectations(problem, *gpu.reference(problem))
+def loaded(request, gpu, load_problem):
+    return load_problem(gpu, request.param, seed=11)
 
 
 FP32_INPUTS = [s for s in GPU_LADDER if precision(s.precision).inputs == "fp32"]  # 16-bit rows: test_half_gpu.py

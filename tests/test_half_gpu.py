@@ -23,17 +23,9 @@ def _id(spec):
     return f"rung{spec.id}-{spec.precision}" + ("-fallback" if spec.name and "fallback" in spec.summary else "")
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    from gemmbench.gpu.backend import GpuBackend
-    return GpuBackend()
-
-
 @pytest.fixture(scope="module", params=SHAPES, ids=str)
-def loaded(request, gpu):
-    problem = Problem.random(request.param, seed=17)
-    gpu.load(problem)
-    return problem, {e: expectations(problem, *gpu.reference(problem, e)) for e in ("bf16", "fp16")}
+def loaded(request, gpu, load_problem):
+    return load_problem(gpu, request.param, seed=17, elements=("bf16", "fp16"))
 
 
 @pytest.mark.parametrize("spec", HALF_ROWS + HALF_FALLBACKS, ids=_id)

@@ -6,8 +6,8 @@ covered by test_gpu.py, which runs every rung as chosen."""
 
 import pytest
 
-from gemmbench.backend import Problem, Shape
-from gemmbench.execute.local import expectations, verify_kernel
+from gemmbench.backend import Shape
+from gemmbench.execute.local import verify_kernel
 from gemmbench.rungs import get_spec
 
 pytestmark = pytest.mark.gpu
@@ -19,17 +19,9 @@ TILES = [(16, 64, 8), (16, 128, 4), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64,
 TILES_18 = [(16, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4)]
 
 
-@pytest.fixture(scope="module")
-def gpu():
-    from gemmbench.gpu.backend import GpuBackend
-    return GpuBackend()
-
-
 @pytest.fixture(scope="module", params=SHAPES, ids=str)
-def loaded(request, gpu):
-    problem = Problem.random(request.param, seed=29)
-    gpu.load(problem)
-    return problem, expectations(problem, *gpu.reference(problem))
+def loaded(request, gpu, load_problem):
+    return load_problem(gpu, request.param, seed=29)
 
 
 def _verify(gpu, loaded, spec, params):
