@@ -6,6 +6,8 @@
     >>> record.results[0].samples            # raw seconds per call
     >>> import pandas as pd
     >>> pd.DataFrame(api.rows(record))       # one flat dict per row
+    >>> record = api.tune(28, "benchmarks/shapes/odd.csv", table="odd.json")  # gemmbench tune --shapes
+    >>> record.best_by_shape(28)             # the fastest verified candidate per shape
 
 The same Session, verification and timing as the command line (``run`` is
 ``gemmbench compare`` without the printing): the library baselines come
@@ -29,7 +31,7 @@ from .plan import build_plan
 from .records.results import RunRecord, percent_of_baseline, percent_of_peak
 from .shapeset import ShapeSet, read_shapes
 
-__all__ = ["run", "rows", "RunOptions", "RunRecord", "UserError"]
+__all__ = ["run", "tune", "rows", "RunOptions", "RunRecord", "UserError"]
 
 # the RunOptions fields ``run`` takes by name (the rest it sets itself, or they are the CLI's business)
 _OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "max_noise", "min_time", "noise_timeout", "threads",
@@ -85,6 +87,38 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     ``kernel_timeout``, ``no_tune_cache``, ``results_dir``, ``precisions``,
     ``gpu``. ``save=True`` writes the record under ``results_dir`` as the CLI does.
     """
+    opts, reporter = _options("api", kernels, shapes, options, device=device, budget=budget, params=params,
+                              save=save, progress=progress)
+    plan = build_plan(opts)
+    return record_run(plan, Devices(plan), opts.saved(), None if opts.no_save else opts.results_dir,
+                      reporter).record
+
+
+def tune(kernel: int | str | Path, shapes: Iterable = ((4096, 4096, 4096),), *, limit: int | None = None,
+         table: str | Path | None = None, overwrite: bool = False, budget: float | None = None,
+         params: dict | None = None, save: bool = False, progress: bool = False, **options) -> RunRecord:
+    """``gemmbench tune`` on the GPU: verify and time ``kernel``'s candidates
+    (a rung id, or a kernel file with a search space) at every shape, beside
+    cuBLAS; return the RunRecord (``record.best_by_shape(id)``: the fastest
+    verified candidate per shape). As on the command line, the best go into
+    the tuning cache unless ``no_tune_cache=True`` (a run that did not finish
+    stores only the shapes where every candidate ran), and with ``table`` the
+    best of each shape is written as a choice table (an existing file only
+    with ``overwrite``). ``limit``: candidates a shape; other options as
+    ``run``'s."""
+    opts, reporter = _options("tune", [kernel], shapes, options, budget=budget, params=params, save=save,
+                              progress=progress, limit=limit, overwrite=overwrite,
+                              table=None if table is None else Path(table))
+    from .commands import plan_tune  # deferred: the commands module pulls in the CLI's printing
+    call = f"gemmbench.api.tune({kernel!r}, {shapes!r}, table={str(table)!r}" + ", overwrite=True" * overwrite + ")"
+    plan, devices, keep_the_best = plan_tune(opts, reporter, call)  # the table records the call that made it
+    outcome = record_run(plan, devices, opts.saved(), None if opts.no_save else opts.results_dir, reporter)
+    keep_the_best(outcome.record)
+    return outcome.record
+
+
+def _options(command: str, kernels, shapes, options: dict, *, params, save, progress, **fixed):
+    """RunOptions from ``run``'s or ``tune``'s arguments, and a reporter (quiet unless ``progress``)."""
     unknown = sorted(set(options) - set(_OPTIONS))
     if unknown:
         raise UserError(f"unknown option {unknown[0]!r} (options: {', '.join(sorted(_OPTIONS))})")
@@ -95,15 +129,13 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     shapes, shape_set = _shapes(shapes)
     if not shapes:
         raise UserError("no shapes given")
-    opts = RunOptions(command="api", kernels=tuple(ids) or (0,), kernel_files=tuple(files), shapes=tuple(shapes),
-                      device=device, budget=budget, no_save=not save,
-                      params=tuple(f"{name}={value}" for name, value in (params or {}).items()), **options)
-    plan = build_plan(opts)
+    opts = RunOptions(command=command, kernels=tuple(ids) or ((0,) if command == "api" else ()),
+                      kernel_files=tuple(files), shapes=tuple(shapes), no_save=not save,
+                      params=tuple(f"{name}={value}" for name, value in (params or {}).items()), **fixed, **options)
     reporter = Reporter(quiet=not progress)
     for note in shape_set.notes:
         reporter.note(note)
-    devices = Devices(plan)
-    return record_run(plan, devices, opts.saved(), None if opts.no_save else opts.results_dir, reporter).record
+    return opts, reporter
 
 
 def rows(record: RunRecord) -> list[dict]:

@@ -123,6 +123,14 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
     and, with --table, the best of every shape into a choice table that
     records ``command_line``."""
     reporter = reporter or reporter_for(options)
+    plan, devices, keep_the_best = plan_tune(options, reporter, command_line)
+    return finish(options, plan, devices, reporter, interrupts, after_show=keep_the_best)
+
+
+def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None = None):
+    """Everything ``tune`` does before running: (the plan of compiled
+    candidates, the devices, what to do with the finished record: the table
+    and the tuning cache). The Python API runs the plan itself."""
     if options.table is not None:
         fsutil.check_target(options.table, options.overwrite, "--table")  # refused before anything runs
     plan = build_plan(options)
@@ -156,11 +164,13 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
         if options.table is not None:
             _write_table(options, record, spec, run_spec, gpu.info, best, command_line, reporter)
         if cache is not None:
-            _store_best(cache, gpu.info.name, run_spec, best, {s: len(p) for s, p in kept.items()}, reporter)
+            whole = _fully_tried(record, spec.id, best, kept, reporter)
+            if whole:
+                _store_best(cache, gpu.info.name, run_spec, whole, {s: len(p) for s, p in kept.items()}, reporter)
         else:
             reporter.note("--no-tune-cache: nothing stored in the tuning cache")
 
-    return finish(options, plan, devices, reporter, interrupts, after_show=keep_the_best)
+    return plan, devices, keep_the_best
 
 
 def _params_key(params: dict) -> tuple:
@@ -195,6 +205,20 @@ def _write_table(options: RunOptions, record, spec, run_spec, gpu_info, best: di
     missing = len(record.options.get("shapes") or []) - len(best)
     reporter.note(f"wrote the best of each shape to {options.table} ({len(best)} shapes"
                   + (f"; {missing} without a verified candidate are left out" if missing > 0 else "") + ")")
+
+
+def _fully_tried(record, kernel_id: int, best: dict, kept: dict, reporter: Reporter) -> dict:
+    """The bests worth caching: all of them from a whole run; from a run that
+    did not finish, only those of shapes where every candidate ran (a partial
+    search's best would replace a whole one)."""
+    if record.complete:
+        return best
+    ran = {shape: sum(r.kernel_id == kernel_id and r.shape == shape for r in record.results) for shape in best}
+    whole = {shape: result for shape, result in best.items() if ran[shape] >= len(kept[shape])}
+    reporter.note("the run did not finish: " + (
+        f"the tuning cache takes only the {len(whole)} of {len(best)} shapes where every candidate ran" if whole
+        else "nothing stored in the tuning cache (no shape had every candidate run)"))
+    return whole
 
 
 def _store_best(cache: TuningCache, gpu_name: str, run_spec, best: dict, tried: dict, reporter: Reporter) -> None:

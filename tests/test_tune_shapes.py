@@ -13,6 +13,8 @@ import pytest
 
 from gemmbench import cli
 from gemmbench.backend import Budget, Prepared, Shape
+from gemmbench.errors import UserError
+from gemmbench.fsutil import TargetError
 from gemmbench.execute.gpus import plan_orders, run_on_gpus
 from gemmbench.execute.interrupts import Interrupted, Interrupts
 from gemmbench.execute.local import Batch, Entry, run_plan
@@ -343,6 +345,49 @@ def test_a_table_needs_a_shape_set(capsys, tmp_path):
     code, out, err = run(capsys, "tune", "-i", "28", "--table", tmp_path / "t.json", "--no-save")
     assert code == 2 and err.count("\n") == 1 and "give --shapes too" in err
     assert not (tmp_path / "t.json").exists()
+
+
+def test_the_python_api_tunes_across_a_shape_set_as_the_command_line_does(capsys, tmp_path, stand_in):
+    from gemmbench import api
+    record = api.tune(28, "set.csv", table="out.json", warmup=0, budget=0, min_samples=1, max_samples=2)
+    tried, _ = candidates_at(RUNG28, SET_SHAPES, H200_SMS)
+    assert record.complete and [r.shape for r in record.results if r.kernel_id == 0] == SET_SHAPES
+    best = record.best_by_shape(28)
+    assert {shape: r.params for shape, r in best.items()} == {s: expected_best(s) for s in SET_SHAPES}
+    table = choice_table.read(tmp_path / "out.json")
+    assert table.command == "gemmbench.api.tune(28, 'set.csv', table='out.json')"
+    assert {s: c.params for s, c in table.choices.items()} == {s: expected_best(s) for s in SET_SHAPES}
+    assert len(dict(TuningCache(tmp_path / "cache" / "tuning.json"))) == 4  # one entry per shape class
+    assert not (tmp_path / "results").exists() and capsys.readouterr().out == ""  # nothing saved or printed
+    with pytest.raises(TargetError, match="out.json"):  # an existing table is kept without overwrite=True
+        api.tune(28, [(8, 8, 8)], table="out.json", warmup=0, budget=0)
+    with pytest.raises(UserError, match="unknown option 'top_k'"):
+        api.tune(28, [(8, 8, 8)], top_k=3)
+
+
+@pytest.mark.parametrize("stop_at, stored", [(3, 0), (20, 1)])
+def test_a_run_that_did_not_finish_caches_only_shapes_whose_candidates_all_ran(capsys, tmp_path, stand_in,
+                                                                               monkeypatch, stop_at, stored):
+    """The set's first shape (8x8x8) has fewer candidates than the stop point in the second case: its search
+    finished and its best is kept; the shape that was cut short stores nothing."""
+    tried, _ = candidates_at(RUNG28, SET_SHAPES, H200_SMS)
+    calls = []
+
+    def interrupted(self, gemm, *a, **k):
+        calls.append(1)
+        if len(calls) == stop_at:
+            raise Interrupted(signal.SIGTERM)
+        return [1e-5] * 5, {}
+    monkeypatch.setattr(StandInGpu, "measure", interrupted)
+    assert 1 + len(tried[SET_SHAPES[0]]) < 20 < 2 + len(tried[SET_SHAPES[0]]) + len(tried[SET_SHAPES[1]])
+    code, out, err = run(capsys, "tune", "-i", "28", "--shapes", "set.csv", *FAST, "--results-dir", "res")
+    assert code == 143
+    path = tmp_path / "cache" / "tuning.json"
+    entries = dict(TuningCache(path)) if path.exists() else {}
+    assert [e["shape"] for e in entries.values()] == [str(SET_SHAPES[0])] * stored
+    assert ("nothing stored in the tuning cache (no shape had every candidate run)" in err) == (stored == 0)
+    if stored:
+        assert "the tuning cache takes only the 1 of 2 shapes where every candidate ran" in err
 
 
 def test_a_run_that_did_not_finish_writes_no_table(capsys, tmp_path, stand_in, monkeypatch):
