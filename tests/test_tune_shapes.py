@@ -105,6 +105,19 @@ def test_each_candidate_runs_at_its_own_shape_only():
     assert all(r.status == "pass" for r in record.results)
 
 
+def test_a_shape_set_on_gpus_keeps_each_shapes_candidates_on_one_gpu():
+    orders = plan_orders(tune_plan(gpus=(0, 1)))
+    where = {}
+    for order in orders:
+        for r in order.plan.rows:
+            if r.params:
+                where.setdefault(r.shape, set()).add(order.gpu)
+    assert set(where) == set(SHAPES) and all(len(gpus) == 1 for gpus in where.values())
+    assert {g for gpus in where.values() for g in gpus} == {0, 1}
+    three = plan_orders(tune_plan(gpus=(0, 1, 2, 3)))  # fewer shapes than GPUs: candidates shared one by one
+    assert len(three) == 4 and sum(len([r for r in o.plan.rows if r.params]) for o in three) == 6
+
+
 def test_gpus_share_the_candidates_and_run_cublas_at_the_shapes_of_theirs():
     orders = plan_orders(tune_plan(gpus=(0, 1)))
     candidates = sorted((r.shape.M, dict(r.params)["BM"]) for o in orders for r in o.plan.rows if r.params)

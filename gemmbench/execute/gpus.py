@@ -138,10 +138,23 @@ def plan_orders(plan: Plan) -> list[WorkOrder]:
         return [WorkOrder(g, plan.share(g, rows, part)) for g, part in zip(plan.gpus, parts) if part]
     if plan.spread == "candidates":
         fixed = [r for r in rows if r.params is None]
-        parts = split([r for r in rows if r.params is not None], len(plan.gpus))
+        parts = _candidate_parts([r for r in rows if r.params is not None], len(plan.gpus))
         return [WorkOrder(g, plan.share(g, fixed + part, [s for s in plan.shapes if any(r.runs_at(s) for r in part)]))
                 for g, part in zip(plan.gpus, parts) if part]
     raise ValueError(f"unknown spread {plan.spread!r}")
+
+
+def _candidate_parts(tuned: list[Row], gpus: int) -> list[list[Row]]:
+    """The candidate rows in ``gpus`` shares. A shape set with a shape for
+    every GPU keeps each shape's candidates on one GPU (by candidates x
+    flops), so that its best is chosen among times taken on one GPU; one
+    shape (or fewer than GPUs) shares its candidates out one by one."""
+    shapes = list(dict.fromkeys(r.shape for r in tuned))
+    if None in shapes or len(shapes) < gpus:
+        return split(tuned, gpus)
+    count = {shape: sum(r.shape == shape for r in tuned) for shape in shapes}
+    groups = split(shapes, gpus, cost=lambda s: float(s.flops) * count[s])
+    return [[r for r in tuned if r.shape in group] for group in groups]
 
 
 def _row_key(row: Row) -> tuple:
