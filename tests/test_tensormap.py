@@ -231,13 +231,15 @@ def test_split_k_tma_rung_sums_into_partials_then_reduces(monkeypatch):
     assert reduce == "reduce_splits" and reduce_args == (300, 200, 200, 3, 0.5, 0x200000, 2.0, 0x3000)
 
 
-def test_rung_17_splits_k_only_where_the_tiles_leave_sms_idle():
-    spec = get_spec("gpu", 17)
-    assert spec.params_for(64, 64, 131072, 132)["SPLITS"] == 128
-    assert spec.params_for(4096, 4096, 4096, 132)["SPLITS"] == 1
-    assert spec.params_for(128, 128, 256, 132)["SPLITS"] == 1  # 8 K tiles: too few to split
-    assert spec.params_for(128, 128, 640, 132)["SPLITS"] == 5  # 20 K tiles: 4 a split
-    assert spec.defines(spec.params_for(64, 64, 131072, 132)) == spec.defines(spec.params_for(64, 64, 4096, 132))
+def test_rung_17s_rule_splits_k_only_where_the_tiles_leave_sms_idle():
+    """The rule (off the measured table's shapes; the table is tests/test_tma_choice.py's)."""
+    from gemmbench.rungs.gpu import R17_CHOICE
+    spec, rule = get_spec("gpu", 17), R17_CHOICE.rule
+    assert rule(64, 64, 131072, 132)["SPLITS"] == 128
+    assert rule(4096, 4096, 4096, 132)["SPLITS"] == 1
+    assert rule(128, 128, 256, 132)["SPLITS"] == 1  # 8 K tiles: too few to split
+    assert rule(128, 128, 640, 132)["SPLITS"] == 5  # 20 K tiles: 4 a split
+    assert spec.defines(rule(64, 64, 131072, 132)) == spec.defines(rule(64, 64, 4096, 132))
 
 
 def test_3xtf32_tma_driver_splits_the_padded_copy(monkeypatch):
@@ -260,9 +262,11 @@ def test_persistent_rung_launches_one_block_per_sm_at_most(monkeypatch):
 @pytest.mark.parametrize("size, tile", [(1024, (128, 64)), (2048, (256, 128)), (4096, (256, 128)), (128, (128, 64)),
                                         (1536, (128, 128))])
 def test_tma_rungs_pick_the_largest_tile_that_fills_the_gpu(size, tile):
-    for rung in (16, 17):
-        p = get_spec("gpu", rung).params_for(size, size, size, 132)
-        assert (p["BM"], p["BN"]) == tile and get_spec("gpu", rung).invalid_reason(p) is None
+    """Rung 16's choice, and rung 17's rule (at these squares its measured table may choose otherwise)."""
+    from gemmbench.rungs.gpu import R17_CHOICE
+    for spec, p in ((get_spec("gpu", 16), get_spec("gpu", 16).params_for(size, size, size, 132)),
+                    (get_spec("gpu", 17), R17_CHOICE.rule(size, size, size, 132))):
+        assert (p["BM"], p["BN"]) == tile and spec.invalid_reason(p) is None
 
 
 def test_tma_driver_turns_a_refused_map_into_a_skip(monkeypatch):
