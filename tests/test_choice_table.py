@@ -160,18 +160,14 @@ def test_without_a_usable_table_rung_28_takes_the_models_choice_and_says_why(tmp
     stale = dataclasses.replace(any_shape.shipped_table()[0], source_digest="0" * 16)
     path = tmp_path / "any_shape_h200.json"
     choice_table.write(path, stale)
-    monkeypatch.setattr(any_shape, "TABLE_PATH", path)
-    any_shape.shipped_table.cache_clear()
-    try:
-        shape = (64, 64, 131072)
-        name, splits, pack = any_shape.model_choice(*shape, H200_SMS)
-        params = RUNG28.params_for(*shape, H200_SMS)
-        assert params == {**any_shape.CONFIGS[name], "SPLITS": splits, "PACK": pack}
-        line = any_shape.explain(*shape, H200_SMS, params)
-        assert "measured the fastest" not in line and "the measured table is not used" in line
-        assert "another version of rung 28's source" in line and "gemmbench tune -i 28" in line
-    finally:
-        any_shape.shipped_table.cache_clear()
+    monkeypatch.setattr(any_shape, "TABLE_PATH", path)  # another path: read afresh (tables are cached by path)
+    shape = (64, 64, 131072)
+    name, splits, pack = any_shape.model_choice(*shape, H200_SMS)
+    params = RUNG28.params_for(*shape, H200_SMS)
+    assert params == {**any_shape.CONFIGS[name], "SPLITS": splits, "PACK": pack}
+    line = any_shape.explain(*shape, H200_SMS, params)
+    assert "measured the fastest" not in line and "the measured table is not used" in line
+    assert "another version of rung 28's source" in line and "gemmbench tune -i 28" in line
 
 
 def test_a_table_entry_the_rung_refuses_is_not_used():

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from ..spec import Params
@@ -216,13 +215,11 @@ SOURCE = "28_any_shape.cu"
 TABLE_PATH = Path(__file__).with_name("any_shape_h200.json")
 
 
-@lru_cache(maxsize=None)
 def shipped_table():
     """(the measured choices shipped with the rung, None), or (None, why they
     are not used): read once, through gemmbench.rungs.choice_table."""
-    from . import choice_table  # deferred, with the digest: reading the ladder (shell completion) needs neither
-    from ..tuning import file_digest
-    return choice_table.load(TABLE_PATH, file_digest(SOURCE))
+    from . import choice_table  # deferred: reading the ladder (shell completion) needs no table
+    return choice_table.shipped(TABLE_PATH, SOURCE)
 
 
 def measured_choice(M: int, N: int, K: int, sm_count: int, table=None):
@@ -271,8 +268,8 @@ def explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     entry = measured_choice(M, N, K, sm_count)
     table, unused = shipped_table()
     if entry is not None and entry.params == dict(p):
-        parts.append(f"measured the fastest of {entry.candidates} choices on the {table.gpu} "
-                     f"({entry.time_us:.1f} us; {TABLE_PATH.name})")
+        from . import choice_table
+        parts.append(choice_table.measured_line(table, entry, TABLE_PATH))
     elif choice in candidates(M, N, K, sm_count):
         t = estimate(M, N, K, sm_count, *choice)
         least = choice == model_choice(M, N, K, sm_count)

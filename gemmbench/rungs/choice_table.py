@@ -33,6 +33,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from .. import fsutil
@@ -123,6 +124,20 @@ def load(path, source_digest: str) -> tuple[ChoiceTable | None, str | None]:
                       f"{table.source_digest}, now {source_digest}): remake it on the {table.gpu} with "
                       f"'{table.command}'")
     return table, None
+
+
+@lru_cache(maxsize=None)
+def shipped(path: Path, source: str) -> tuple[ChoiceTable | None, str | None]:
+    """A table shipped beside a rung, read once: ``load`` against the digest
+    of the rung's source (``source``, its file in cuda_src) as it is now."""
+    from ..tuning import file_digest  # deferred: reading the ladder (shell completion) needs no digest
+    return load(path, file_digest(source))
+
+
+def measured_line(table: ChoiceTable, choice: Choice, path: Path) -> str:
+    """The part of a rung's ``explain`` line that says its choice came from the table."""
+    return (f"measured the fastest of {choice.candidates} choices on the {table.gpu} "
+            f"({choice.time_us:.1f} us; {Path(path).name})")
 
 
 def usable_choice(table: ChoiceTable | None, M: int, N: int, K: int, sm_count: int, names,

@@ -14,12 +14,10 @@ rule (``PerShape.rule``). Pure Python: nothing here touches the GPU.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 from ..spec import Params, ceil_div
-from . import choice_table
 
 # C tiles from large to small: each TMA rung takes the largest that still gives about one tile per SM
 TILES = ((256, 128), (128, 128), (128, 64))
@@ -45,12 +43,6 @@ def tile_rule(M: int, N: int, sm_count: int, rest: Params, tiles=TILES) -> dict:
 
 def _thin_bm(M: int) -> int | None:
     return next((bm for bm in THIN_BMS if M <= bm), None)
-
-
-@lru_cache(maxsize=None)
-def _load(path: Path, source: str):
-    from ..tuning import file_digest  # deferred: reading the ladder (shell completion) needs no digest
-    return choice_table.load(path, file_digest(source))
 
 
 @dataclass(frozen=True)
@@ -121,10 +113,12 @@ class PerShape:
 
     def shipped_table(self):
         """(the measured choices shipped with the rung, None), or (None, why they are not used)."""
-        return _load(self.table_path, self.source)
+        from . import choice_table  # deferred: reading the ladder (shell completion) needs no table
+        return choice_table.shipped(self.table_path, self.source)
 
     def measured(self, M: int, N: int, K: int, sm_count: int):
-        names = set(self._with(BM=0, BN=0))
+        from . import choice_table
+        names = {*dict(self.rest), "BM", "BN", *(("SPLITS",) if self.split else ())}
         return choice_table.usable_choice(self.shipped_table()[0], M, N, K, sm_count, names,
                                           lambda M, N, p: self.check(p))
 
@@ -143,8 +137,8 @@ class PerShape:
         table, unused = self.shipped_table()
         entry = self.measured(M, N, K, sm_count)
         if entry is not None and entry.params == dict(p):
-            parts.append(f"measured the fastest of {entry.candidates} choices on the {table.gpu} "
-                         f"({entry.time_us:.1f} us; {self.table_path.name})")
+            from . import choice_table
+            parts.append(choice_table.measured_line(table, entry, self.table_path))
         elif dict(p) == self.rule(M, N, K, sm_count):
             parts.append("the rule: the largest tile giving about one per SM"
                          + (", thin for M <= 64" if _thin_bm(M) else "") + (", K split to fill the SMs" if splits > 1 else ""))
