@@ -281,12 +281,11 @@ def shape_tuning_columns(device: str) -> list[Column]:
             Column("max rel err", "err", 3), words_column("flags", "flags", 7), text_column("check", "check", 10)]
 
 
-def shape_tuning_rows(record: RunRecord) -> tuple[list[str], list[list[str]], list[str]]:
+def shape_tuning_rows(record: RunRecord) -> tuple[list[list[str]], list[str]]:
     """A tune across a shape set: each shape (in its files' order) with how
     many candidates were verified and timed of those that ran, the fastest
     beside the library baseline of that shape and its % of it; and a summary
     of the candidates that did not make it."""
-    header = [c.name for c in shape_tuning_columns(record.device)]
     tried = [r for r in record.results if r.kernel_id != 0]
     best = record.best_by_shape(tried[0].kernel_id) if tried else {}
     named = {e.shape: e.label for e in record_shape_set(record)}
@@ -315,7 +314,7 @@ def shape_tuning_rows(record: RunRecord) -> tuple[list[str], list[list[str]], li
                f"and timed, {len(failed)} failed verification, {sum(r.status == 'skip' for r in tried)} skipped; "
                f"each shape's fastest is beside {BASELINE_NAME[record.device]} at that shape."]
     summary += [f"FAIL at {r.shape}: {format_params(r.params)}: {r.reason}" for r in failed[:5]]
-    return header, rows, summary
+    return rows, summary
 
 
 def _count(n: int, noun: str) -> str:
@@ -326,7 +325,7 @@ def tuning_view(record: RunRecord, top: int) -> tuple[list[Column], list[list[st
     """The columns, rows and summary of a tune record: the best of each shape
     for a shape set (tune --shapes), else the ``top`` fastest candidates."""
     if record_shape_set(record):
-        header, rows, summary = shape_tuning_rows(record)
+        rows, summary = shape_tuning_rows(record)
         return shape_tuning_columns(record.device), rows, summary
     header, rows, summary = tuning_rows(record, top)
     return [dataclasses.replace(c, name=h) for h, c in zip(header, TUNING_COLUMNS)], rows, summary
