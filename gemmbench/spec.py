@@ -50,7 +50,8 @@ class KernelSpec:
     ``select`` picks the parameters per shape (shape-adaptive rungs);
     ``explain`` says in one line what a parameter set does at a shape and why
     (the table footer and ``info`` print it); ``runtime_params`` are read by
-    the driver only, so changing them compiles nothing. ``shape_candidates``
+    the driver only, so changing them compiles nothing (``derived_defines``
+    may still compile a define that follows from one). ``shape_candidates``
     lists what ``gemmbench tune`` tries at a shape, for a rung whose worth-
     trying choices depend on it (else tune tries ``search_space``).
     ``arch_specific`` rungs are built for sm_90a on compute capability 9.0
@@ -76,6 +77,8 @@ class KernelSpec:
     # (M, N, K, sm_count, params) -> one line: what the rung does at the shape with them, and why
     explain: Callable[[int, int, int, int, Params], str] | None = None
     runtime_params: tuple[str, ...] = ()  # read by the driver only (e.g. SPLITS, grid z): not compiled in
+    # compile-time defines that follow from the parameters (rung 18: SPLIT_K = 1 where SPLITS > 1: its own build)
+    derived_defines: Callable[[Params], Params] | None = None
     # (M, N, K, sm_count) -> the parameter sets tune tries at the shape (None: the search space, at every shape)
     shape_candidates: Callable[[int, int, int, int], Sequence[Params]] | None = None
     arch_specific: bool = False
@@ -106,7 +109,10 @@ class KernelSpec:
     def defines(self, params: Params | None = None) -> list[str]:
         """The ``-D`` options that carry compile-time parameters."""
         p = self.params if params is None else params
-        return [f"-D{k}={v}" for k, v in sorted(p.items()) if k not in self.runtime_params]
+        compiled = {k: v for k, v in p.items() if k not in self.runtime_params}
+        if self.derived_defines is not None:
+            compiled.update(self.derived_defines(p))
+        return [f"-D{k}={v}" for k, v in sorted(compiled.items())]
 
     def invalid_reason(self, params: Params | None = None) -> str | None:
         return self.check(self.params if params is None else params)

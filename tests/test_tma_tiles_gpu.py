@@ -1,6 +1,6 @@
 """Rungs 17 and 18 on a GPU: every tile their shape-set tunes try (the thin
-16- and 32-row tiles, 64-row tiles, on 4 and 8 slots), rung 17 unsplit and
-in 3 and 40 K splits, against the FP64 reference at odd shapes (both
+16- and 32-row tiles, 64-row tiles, on 4 and 8 slots), unsplit and in 3
+and 40 K splits (rung 18's split build is a build of its own), against the FP64 reference at odd shapes (both
 verification passes; rung 18 to the FP32 bound). Their per-shape choices are
 covered by test_gpu.py, which runs every rung as chosen."""
 
@@ -16,7 +16,7 @@ RUNG17, RUNG18 = get_spec("gpu", 17), get_spec("gpu", 18)
 SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(17, 255, 511), Shape(33, 130, 2051), Shape(64, 1025, 1283),
           Shape(127, 255, 511)]
 TILES = [(16, 64, 8), (16, 128, 4), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 64, 4)]
-TILES_18 = [(16, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4)]
+TILES_18 = [(16, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 128, 4)]
 
 
 @pytest.fixture(scope="module", params=SHAPES, ids=str)
@@ -41,7 +41,8 @@ def test_every_rung_17_tile_matches_fp64_reference(gpu, loaded, tile, splits):
     _verify(gpu, loaded, RUNG17, {**RUNG17.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})
 
 
+@pytest.mark.parametrize("splits", [1, 3, 40])
 @pytest.mark.parametrize("tile", TILES_18, ids=lambda t: "%dx%d-s%d" % t)
-def test_every_rung_18_tile_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile):
+def test_every_rung_18_tile_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits):
     bm, bn, stages = tile
-    _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages})
+    _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})

@@ -20,7 +20,7 @@ split-K kernel and a reduction for small shapes):
                 padded rows by copy_rows(rows, cols, src, pitch, dst). 3xTF32
                 rungs first split A (split_tf32) and take
                 sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
-                A rung with SPLITS (17) takes partials, splits after C and,
+                A rung with SPLITS (17, 18) takes partials, splits after C and,
                 split, is followed by reduce_splits as for "split_k".
 - "tma16":      the same for the 16-bit rungs (BF16, FP16; element type from
                 the record's precision): sgemm(map_A, map_B, M, N, K, alpha,
@@ -247,7 +247,7 @@ def tma(ctx: LaunchContext) -> Gemm:
     values = [M, N, K, 1.0, 0.0, int(ctx.C)]
     splits = int(p.get("SPLITS", 1))
     partials = ctx.workspace(splits * M * N) if splits > 1 else 0
-    if "SPLITS" in p:  # rung 17: then partials, splits
+    if "SPLITS" in p:  # rungs 17 and 18: then partials, splits
         formats += "Pi"
         values += [int(partials), splits]
     try:

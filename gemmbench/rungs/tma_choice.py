@@ -1,5 +1,5 @@
-"""The TMA rungs' per-shape choice (rungs 16-18): the C tile, for rung 17 the
-K splits, and the tiles and splits ``gemmbench tune`` tries at a shape.
+"""The TMA rungs' per-shape choice (rungs 16-18): the C tile, for rungs 17
+and 18 the K splits, and the tiles and splits ``gemmbench tune`` tries at a shape.
 
 Rungs 17 and 18 compute C transposed (wgmma's N is the tile's BM rows of A),
 so a tile can be as thin as 16 rows: where M is small, a 128-row tile would
@@ -50,7 +50,7 @@ class PerShape:
     """A warp-specialized TMA rung's per-shape choice: ``rest`` holds the
     parameters that neither the rule nor the table sets, ``check`` the rung's
     rules, ``tiles`` its tiles for M > 64, ``split`` whether K may be split
-    (rung 17: SPLITS), ``bms`` the tile heights a tune tries."""
+    (rungs 17 and 18: SPLITS), ``bms`` the tile heights a tune tries."""
 
     source: str
     table_path: Path
