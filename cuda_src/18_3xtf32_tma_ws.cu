@@ -28,9 +28,16 @@
 // `partials` for reduce_splits (split_k.cuh). The unsplit build (SPLIT_K =
 // 0) compiles to the same code as before split K existed: a split loop with
 // runtime bounds ran the unsplit case 6-12% slower per clock (README).
+//
+// A and B swapped (SWAP_AB = 1, a build of its own; swap_ab.cuh): for
+// skinny-n shapes, C^T = B^T A^T with A as the register operand, split in
+// registers, so A is read once and N is wgmma's flexible side.
 #define A_SOURCES 2
 #ifndef SPLIT_K
 #define SPLIT_K 0
+#endif
+#ifndef SWAP_AB
+#define SWAP_AB 0
 #endif
 #include "common.cuh"
 #include "ptx.cuh"
@@ -42,6 +49,9 @@
 #include "wgmma.cuh"
 #include "wgmma_tiles.cuh"
 #include "tma_tiles.cuh"
+#if SWAP_AB
+#include "swap_ab.cuh"
+#endif
 
 static_assert(FLUSH >= 1 && FLUSH * BK <= 64, "tensor-core partial sums of at most 64 terms");
 
@@ -60,12 +70,20 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
 
     if (tid >= kConsumerThreads) {  // the producer warpgroup
         setmaxnreg_dec<kProducerRegs>();
+#if SWAP_AB
+        if (tid == kConsumerThreads) produce_swapped<SPLIT_K>(ring, maps, M, N, K, splits);
+#else
         if (tid == kConsumerThreads) produce<SPLIT_K>(ring, maps, M, N, K, splits);
+#endif
         return;
     }
 
     setmaxnreg_inc<kConsumerRegs>();
+#if SWAP_AB
+    const AFragment frag(tid / 128, (tid / 32) % 4, lane);  // A's rows: the register operand
+#else
     const BFragment frag(tid / 128, (tid / 32) % 4, lane);
+#endif
     float acc[kAcc], total[kAcc];
 #pragma unroll
     for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;  // (overwritten: the first wgmma of a FLUSH block has scale-d 0)

@@ -39,6 +39,24 @@ def test_from_65_rows_the_rule_takes_rung_16s_tiles_and_splits_k_where_tiles_lea
     assert R18_CHOICE.rule(256, 256, 256, SMS)["SPLITS"] == 1
 
 
+@pytest.mark.parametrize("M, N, swapped", [(4096, 16, True), (4096, 64, True), (8192, 1, True), (4096, 256, True),
+                                            (4096, 257, False), (256, 256, False), (16, 4096, False), (16, 16, False)])
+def test_rung_18_swaps_a_and_b_where_n_is_small_and_m_is_not(M, N, swapped):
+    p = R18_CHOICE.rule(M, N, 4096, SMS)
+    assert bool(p["SWAP_AB"]) == swapped and RUNG18.invalid_reason(p) is None
+    if swapped and N <= 64:  # the thin tile holds N: C^T's rows
+        assert p["BM"] == next(bm for bm in tma_choice.THIN_BMS if N <= bm)
+        assert "A and B swapped" in R18_CHOICE.explain(M, N, 4096, SMS, p)
+    assert "SWAP_AB" not in R17_CHOICE.rule(M, N, 4096, SMS)
+
+
+def test_a_shape_set_tune_tries_rung_18_swapped_where_n_is_at_most_256():
+    for M, N in ((4096, 256), (4096, 16), (300, 1)):
+        cands = R18_CHOICE.candidates(M, N, 4096, SMS)
+        assert any(p["SWAP_AB"] for p in cands) and any(not p["SWAP_AB"] for p in cands)
+    assert not any(p["SWAP_AB"] for p in R18_CHOICE.candidates(4096, 512, 4096, SMS))
+
+
 def test_rung_18_compiles_its_split_loop_only_into_builds_that_split():
     """Its unsplit build is the code it had before split K (a loop with runtime bounds was 6-12% slower)."""
     unsplit, split = RUNG18.defines(), RUNG18.defines({**RUNG18.params, "SPLITS": 3})
@@ -54,8 +72,9 @@ def test_every_candidate_a_shape_set_tune_tries_is_valid_and_wastes_under_half_a
     assert cands and len({tuple(sorted(p.items())) for p in cands}) == len(cands)
     for p in cands:
         assert spec.invalid_reason(p) is None and set(p) == set(spec.params), p
-        assert p["BM"] == 16 or 2 * shape.M > p["BM"] or p["BM"] == 256 and shape.M > 128
-        units = -(-shape.M // p["BM"]) * -(-shape.N // p["BN"]) * p.get("SPLITS", 1)
+        M, N = (shape.N, shape.M) if p.get("SWAP_AB") else (shape.M, shape.N)  # a swapped tile tiles C^T
+        assert p["BM"] == 16 or 2 * M > p["BM"] or p["BM"] == 256 and M > 128
+        units = -(-M // p["BM"]) * -(-N // p["BN"]) * p.get("SPLITS", 1)
         assert p.get("SPLITS", 1) == 1 or units <= 4 * SMS
 
 

@@ -1,6 +1,7 @@
 """Rungs 17 and 18 on a GPU: every tile their shape-set tunes try (the thin
 16- and 32-row tiles, 64-row tiles, on 4 and 8 slots), unsplit and in 3
-and 40 K splits (rung 18's split build is a build of its own), against the FP64 reference at odd shapes (both
+and 40 K splits (rung 18's split build is a build of its own), rung 18
+also with A and B swapped (SWAP_AB: C^T = B^T A^T), against the FP64 reference at odd shapes (both
 verification passes; rung 18 to the FP32 bound). Their per-shape choices are
 covered by test_gpu.py, which runs every rung as chosen."""
 
@@ -14,8 +15,9 @@ pytestmark = pytest.mark.gpu
 
 RUNG17, RUNG18 = get_spec("gpu", 17), get_spec("gpu", 18)
 SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(17, 255, 511), Shape(33, 130, 2051), Shape(64, 1025, 1283),
-          Shape(127, 255, 511)]
+          Shape(127, 255, 511), Shape(1031, 3, 517)]
 TILES = [(16, 64, 8), (16, 128, 4), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 64, 4)]
+SWAPPED_18 = [(16, 64, 8), (16, 128, 8), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 128, 4)]  # tiles of C^T
 TILES_18 = [(16, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 128, 4)]
 
 
@@ -46,3 +48,11 @@ def test_every_rung_17_tile_matches_fp64_reference(gpu, loaded, tile, splits):
 def test_every_rung_18_tile_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits):
     bm, bn, stages = tile
     _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})
+
+
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("tile", SWAPPED_18, ids=lambda t: "%dx%d-s%d" % t)
+def test_rung_18_with_a_and_b_swapped_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits):
+    bm, bn, stages = tile
+    _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits,
+                                  "SWAP_AB": 1})

@@ -175,6 +175,21 @@ def _transposed_a(ctx: LaunchContext, launches: list) -> tuple[object, int]:
     return at, Mp
 
 
+def _transposed_b(ctx: LaunchContext, launches: list) -> tuple[object, int]:
+    """(Bt, its row pitch): B^T (N x K, rows padded to 16 bytes with zeros),
+    written by transpose_pad in a launch appended to ``launches``."""
+    N, K = ctx.shape.N, ctx.shape.K
+    pitch = tensormap.pitch_for_tma(K)
+    transpose = ctx.kernel("transpose_pad", "iiiiPP")
+    bt = ctx.workspace(N * pitch)
+    grid = (ceil_div(N, 64), ceil_div(pitch, 64), 1)  # B is K x N: its N along x (no 65535 limit)
+    if grid[1] > 65535:
+        raise SkipKernel(f"K = {K}: the transpose grid {grid} exceeds CUDA's 65535 limit in y")
+    launches.append(lambda: transpose.prepared_async_call(grid, _ELEMENTWISE_BLOCK, ctx.stream,
+                                                          K, N, pitch, N, ctx.B, bt))
+    return bt, pitch
+
+
 def any_shape(ctx: LaunchContext) -> Gemm:
     M, N, K, C, stream = *_mnk(ctx), ctx.C, ctx.stream
     reason = rung_any_shape.shape_reason(M, N, ctx.params)
@@ -232,19 +247,29 @@ def tma(ctx: LaunchContext) -> Gemm:
     M, N, K = _mnk(ctx)
     p = ctx.params
     stream, launches, C = ctx.stream, [], ctx.C
-    a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
-    b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches)
+    swap = bool(p.get("SWAP_AB"))
+    if swap:  # C^T = B^T A^T: B^T (a pre-pass) is the shared-memory operand, A the register operand
+        a, a_pitch = _transposed_b(ctx, launches)
+        b, b_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
+        rows, cols = N, M  # the swapped problem's C
+    else:
+        a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
+        b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches)
+        rows, cols = M, N
     a_sources = [a]
-    if ctx.spec.precision == "3xtf32":  # A = big + small, split once per call, both loaded by TMA
-        a_sources = [ctx.workspace(M * a_pitch), ctx.workspace(M * a_pitch)]
+    if ctx.spec.precision == "3xtf32":  # A (or B^T) = big + small, split once per call, both loaded by TMA
+        a_sources = [ctx.workspace(rows * a_pitch), ctx.workspace(rows * a_pitch)]
         split = ctx.kernel("split_tf32", "qPPP")
-        split_grid = ctx.elementwise_grid(M * a_pitch)
-        launches.append(lambda: split.prepared_async_call(split_grid, _ELEMENTWISE_BLOCK, stream, M * a_pitch, a,
-                                                          *a_sources))
-    # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes).
-    a_map = tensormap.matrix_map(M, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
+        split_grid = ctx.elementwise_grid(rows * a_pitch)
+        launches.append(lambda: split.prepared_async_call(split_grid, _ELEMENTWISE_BLOCK, stream, rows * a_pitch,
+                                                          a, *a_sources))
+    # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes);
+    # swapped, the register operand A in boxes of 32 rows x BK = 32 columns (128 bytes, the same size).
+    a_map = tensormap.matrix_map(rows, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
+    b_map = (tensormap.matrix_map(M, K, 32, p["BK"], swizzle=128, pitch=b_pitch) if swap
+             else tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch))
     formats = "T" * (len(a_sources) + 1) + "iiiffP"  # the maps, then M, N, K, alpha, beta, C
-    values = [M, N, K, 1.0, 0.0, int(ctx.C)]
+    values = [rows, cols, K, 1.0, 0.0, int(ctx.C)]
     splits = int(p.get("SPLITS", 1))
     partials = ctx.workspace(splits * M * N) if splits > 1 else 0
     if "SPLITS" in p:  # rungs 17 and 18: then partials, splits
@@ -252,7 +277,7 @@ def tma(ctx: LaunchContext) -> Gemm:
         values += [int(partials), splits]
     try:
         maps = [tensormap.encode(a_map, int(x)) for x in a_sources]
-        maps.append(tensormap.encode(tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch), int(b)))
+        maps.append(tensormap.encode(b_map, int(b)))
         layout = ctx.param_layout("sgemm", len(formats))
     except tensormap.TensorMapError as exc:
         raise SkipKernel(str(exc)) from None

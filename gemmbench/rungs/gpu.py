@@ -219,7 +219,10 @@ def _mma_sync_fallback(id: int, name: str, source: str, precision: str, driver: 
 _TC_TF32_FALLBACK = {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 64, "TC_STAGES": 3, "TC_GROUP": 8}
 _TMA_CONSTRAINTS = "as rung 14; smem = STAGES*(BM+BN)*BK*4 + 1 KiB <= 227 KiB"
 def _split_grid(M: int, N: int, K: int, p: Params) -> Dim3:
-    """Rungs 17 and 18: one unit per C tile and K split (a persistent grid walks them)."""
+    """Rungs 17 and 18: one unit per C tile and K split (a persistent grid walks them); with A and B
+    swapped (SWAP_AB) the tiles are those of C^T."""
+    if p.get("SWAP_AB"):
+        M, N = N, M
     return (ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]) * p.get("SPLITS", 1), 1, 1)
 
 
@@ -255,6 +258,10 @@ def _check_tma(p: Params, a_sources: int = 1, bms=_WGMMA_BMS) -> str | None:
 def _check_3xtf32_tma(p: Params) -> str | None:
     if p.get("SPLITS", 1) < 1:
         return "SPLITS must be at least 1"
+    if p.get("SWAP_AB", 0) not in (0, 1):
+        return "SWAP_AB must be 0 or 1"
+    if p.get("SWAP_AB") and p["BK"] != 32:
+        return "SWAP_AB = 1 needs BK = 32 (A's boxes are 32 rows of 128 bytes)"
     reason = _check_tma(p, a_sources=2, bms=_THIN_WGMMA_BMS)
     if reason:
         return reason
@@ -266,12 +273,12 @@ def _check_3xtf32_tma(p: Params) -> str | None:
 
 
 R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h100.json",
-                                  {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1},
+                                  {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1, "SWAP_AB": 0},
                                   _check_3xtf32_tma, tma_choice.TILES_3XTF32, split=True, bms=(16, 32, 64, 128))
 
 
 def _split_k_build(p: Params) -> Params:
-    """Rung 18 compiles its split loop only into builds that split (SPLIT_K = 1)."""
+    """Rung 18 compiles its split loop only into builds that split (SPLIT_K = 1); SWAP_AB is its own define."""
     return {"SPLIT_K": int(p.get("SPLITS", 1) > 1)}
 
 
@@ -401,10 +408,11 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                source=R18_CHOICE.source,
                params={**dict(R18_CHOICE.rest), "BM": 128, "BN": 128, "SPLITS": 1},
                search_space={"BM": [16, 32, 64, 128], "BN": [64, 128], "BK": [16, 32], "STAGES": [3, 4, 6, 8],
-                             "GROUP_M": [8, 16], "PERSISTENT": [0, 1], "FLUSH": [1, 2, 4]},
+                             "GROUP_M": [8, 16], "PERSISTENT": [0, 1], "FLUSH": [1, 2, 4], "SWAP_AB": [0, 1]},
                check=_check_3xtf32_tma,
                constraints=_TMA_CONSTRAINTS + " with two A boxes per slot; BM 16 to 128; FLUSH*BK <= 64; "
-                                              "SPLITS >= 1 (K slices, then reduce_splits; a build of its own)",
+                                              "SPLITS >= 1 (K slices, then reduce_splits; a build of its own); "
+                                              "SWAP_AB: C^T = B^T A^T (BM, BN tile C^T; needs BK = 32)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid,
                smem=lambda p: _tma_smem(p, a_sources=2), driver="tma", runtime_params=("SPLITS",),
                derived_defines=_split_k_build,

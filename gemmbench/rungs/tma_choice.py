@@ -31,6 +31,7 @@ MIN_K_TILES_PER_SPLIT = 4  # a split shorter than the ring (STAGES = 4) never fi
 # 8-16 K tiles, lost 9-22%; 128x768x768, 333x555x777 and 128x1024x1024, 24-32 K tiles, gained 8-37%).
 MIN_K_TILES_TO_SPLIT = 20
 SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
+SWAP_MAX_N = 256  # rung 18 swaps A and B (C^T = B^T A^T) where N is at most this and M is larger
 
 
 def tile_rule(M: int, N: int, sm_count: int, rest: Params, tiles=TILES) -> dict:
@@ -63,7 +64,25 @@ class PerShape:
     def _with(self, SPLITS: int = 1, **chosen) -> dict:
         return {**dict(self.rest), **chosen, **({"SPLITS": SPLITS} if self.split else {})}
 
+    @property
+    def swaps(self) -> bool:
+        """Whether the rung can swap A and B (rung 18: SWAP_AB, C^T = B^T A^T)."""
+        return "SWAP_AB" in dict(self.rest)
+
+    def _swapped(self, M: int, N: int) -> bool:
+        """Where N, not M, is small (N <= 256 < M; H100, rung 18 at 4096 x N x 4096 and 8192x64x8192: swapped
+        1.15-2.07x SGEMM for N = 16..256 against 0.35-1.13x unswapped, the same call; the column GEMV
+        4096x1x4096 0.79x against 0.21x). A shape-set tune tries both there."""
+        return self.swaps and N <= SWAP_MAX_N < M
+
     def rule(self, M: int, N: int, K: int, sm_count: int) -> dict:
+        """Without a measured choice: ``_rule`` on the shape, or, where the
+        rung swaps A and B (skinny-n), on C^T's shape with SWAP_AB = 1."""
+        if self._swapped(M, N):
+            return {**self._rule(N, M, K, sm_count), "SWAP_AB": 1}
+        return self._rule(M, N, K, sm_count)
+
+    def _rule(self, M: int, N: int, K: int, sm_count: int) -> dict:
         """Without a measured choice: rung 16's tile (for M <= 64 the thinnest
         tile that holds M, 128 or 64 wide, on a deeper ring); for a rung that
         splits, where those tiles leave SMs idle (fewer than 0.9 per SM) and K
@@ -85,6 +104,15 @@ class PerShape:
         return {**p, "SPLITS": splits}
 
     def candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
+        """``_candidates`` at the shape, and where the rung swaps A and B and N
+        is at most 256 (M above), at C^T's shape with SWAP_AB = 1 too."""
+        out = self._candidates(M, N, K, sm_count)
+        if self._swapped(M, N):
+            out += [p for p in ({**q, "SWAP_AB": 1} for q in self._candidates(N, M, K, sm_count))
+                    if self.check(p) is None]
+        return out
+
+    def _candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
         """What ``gemmbench tune --shapes`` tries at a shape: every tile the
         rung takes that wastes less than half of itself on rows or columns
         that are not there (16 and 32 rows only where M <= 64; tiles under 128
@@ -129,9 +157,12 @@ class PerShape:
 
     def explain(self, M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         """One line: the tiles (and splits) at this shape, and where they came from."""
-        tiles, k_tiles, splits = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), ceil_div(K, p["BK"]), p.get("SPLITS", 1)
+        swap = bool(p.get("SWAP_AB"))
+        rows, cols = (N, M) if swap else (M, N)
+        tiles, k_tiles, splits = ceil_div(rows, p["BM"]) * ceil_div(cols, p["BN"]), ceil_div(K, p["BK"]), p.get("SPLITS", 1)
         per = ceil_div(k_tiles, splits)
-        parts = [f"{p['BM']}x{p['BN']} tiles on {p['STAGES']} slots: {tiles} tile{'s' * (tiles != 1)}"
+        parts = [("A and B swapped (C^T = B^T A^T: A read once, N on wgmma's flexible side), " if swap else "")
+                 + f"{p['BM']}x{p['BN']} tiles{' of C^T' * swap} on {p['STAGES']} slots: {tiles} tile{'s' * (tiles != 1)}"
                  + (f" x {splits} K splits of {per * p['BK']}" if splits > 1 else "")
                  + f" for {sm_count} SMs (persistent: one block per SM)"]
         table, unused = self.shipped_table()
@@ -141,7 +172,8 @@ class PerShape:
             parts.append(choice_table.measured_line(table, entry, self.table_path))
         elif dict(p) == self.rule(M, N, K, sm_count):
             parts.append("the rule: the largest tile giving about one per SM"
-                         + (", thin for M <= 64" if _thin_bm(M) else "") + (", K split to fill the SMs" if splits > 1 else ""))
+                         + (", A and B swapped for N <= 256" if swap else ", thin for M <= 64" if _thin_bm(M) else "")
+                         + (", K split to fill the SMs" if splits > 1 else ""))
         if unused:
             parts.append(f"the measured table is not used: {unused}")
         return "; ".join(parts)
