@@ -215,9 +215,34 @@ def test_3xtf32_tma_driver_splits_a_and_passes_both_halves(monkeypatch):
     assert [address for _, address in encoded] == [0x200000, 0x300000, 0x2000]  # A_big, A_small, B
     [(split, _, _, split_args, _), (name, fmt, grid, args, _)] = calls
     assert split == "split_tf32" and split_args == (300 * 64, 0x1000, 0x200000, 0x300000)
-    block, layout = args[0], fake_layout(9)
+    block, layout = args[0], fake_layout(11, split=True)
     assert name == "sgemm" and fmt == f"{layout.size}s" and grid == (6, 1, 1)  # 3 x 2 tiles of 128 x 128
     assert struct.unpack_from("<iiiff", block, layout.slots[3][0]) == (300, 200, 64, 0.5, 2.0)
+    assert struct.unpack_from("<Qi", block, layout.slots[9][0]) == (0, 1)  # unsplit: no partials
+
+
+def test_3xtf32_tma_driver_with_a_and_b_swapped_transposes_and_splits_b_and_maps_a_as_the_register_operand(
+        monkeypatch):
+    """SWAP_AB: C^T = B^T A^T. B (K x N) is transposed into rows of K padded to 16 bytes, then split; the
+    kernel takes the swapped problem (its M = N, its N = M), A in boxes of 32 rows x 32 floats."""
+    ctx, calls, allocated, encoded = tma_context(Shape(300, 20, 50), monkeypatch, rung=18, BM=32, BN=128,
+                                                 STAGES=8, SWAP_AB=1, SPLITS=3)
+    drivers.build(ctx)(0.5, 2.0)
+    assert allocated == [20 * 52, 300 * 52, 20 * 52, 20 * 52, 3 * 300 * 20]  # B^T, A padded, B^T's halves, partials
+    names = [c[0] for c in calls]
+    assert names == ["transpose_pad", "copy_rows", "split_tf32", "sgemm", "reduce_splits"]
+    assert calls[0][2] == (1, 1, 1) and calls[0][3] == (50, 20, 52, 20, 0x2000, 0x200000)  # B^T: N x 52
+    assert calls[1][3] == (300, 50, 0x1000, 52, 0x300000)  # A's rows padded to 52 floats
+    assert calls[2][3] == (20 * 52, 0x200000, 0x400000, 0x500000)
+    (big, _), (small, _), (a, a_address) = encoded
+    assert (big.rows, big.cols, big.pitch, big.box_rows, big.box_cols) == (20, 50, 52, 32, 32)  # B^T, BM rows
+    assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.swizzle) == (300, 50, 52, 32, 32, 128)
+    assert [address for _, address in encoded] == [0x400000, 0x500000, 0x300000]
+    _, _, grid, args, _ = calls[3]
+    layout = fake_layout(11, split=True)
+    assert grid == (9, 1, 1)  # C^T in 32 x 128 tiles: 1 x 3, x 3 splits
+    assert struct.unpack_from("<iiiff", args[0], layout.slots[3][0]) == (20, 300, 50, 0.5, 2.0)
+    assert calls[4][3] == (300, 20, 20, 3, 0.5, 0x600000, 2.0, 0x3000)  # the reduction in C's own shape
 
 
 def test_split_k_tma_rung_sums_into_partials_then_reduces(monkeypatch):

@@ -3,7 +3,9 @@ and 18 the K splits, and the tiles and splits ``gemmbench tune`` tries at a shap
 
 Rungs 17 and 18 compute C transposed (wgmma's N is the tile's BM rows of A),
 so a tile can be as thin as 16 rows: where M is small, a 128-row tile would
-spend most of its tensor-core work on rows that are not there. Each takes
+spend most of its tensor-core work on rows that are not there. Where N is
+small instead, rung 18 swaps A and B (SWAP_AB: C^T = B^T A^T), so N is the
+thin side. Each takes
 the measured fastest choice where the table shipped beside it holds the
 shape (a gemmbench.rungs.choice_table made by ``gemmbench tune -i N --shapes
 ... --table``, the command in the file; used on a GPU with the same SM
