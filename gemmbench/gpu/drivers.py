@@ -165,29 +165,30 @@ def _transposed_a(ctx: LaunchContext, launches: list) -> tuple[object, int]:
     M to BM), written by a launch appended to ``launches``."""
     M, K = ctx.shape.M, ctx.shape.K
     Mp, Kp = ceil_div(M, ctx.params["BM"]) * ctx.params["BM"], ceil_div(K, ctx.params["BK"]) * ctx.params["BK"]
-    transpose = ctx.kernel("transpose_pad", "iiiiPP")
-    at = ctx.workspace(Kp * Mp)
-    transpose_grid = (ceil_div(Kp, 64), ceil_div(Mp, 64), 1)  # 64 x 64 tiles, K along x (no 65535 limit)
-    if transpose_grid[1] > 65535:
-        raise SkipKernel(f"M = {M}: the transpose grid {transpose_grid} exceeds CUDA's 65535 limit in y")
-    launches.append(lambda: transpose.prepared_async_call(transpose_grid, _ELEMENTWISE_BLOCK, ctx.stream,
-                                                          M, K, Mp, Kp, ctx.A, at))
-    return at, Mp
+    return _transpose_pad(ctx, launches, ctx.A, M, K, Mp, Kp, "M"), Mp
 
 
 def _transposed_b(ctx: LaunchContext, launches: list) -> tuple[object, int]:
     """(Bt, its row pitch): B^T (N x K, rows padded to 16 bytes with zeros),
-    written by transpose_pad in a launch appended to ``launches``."""
+    written by a launch appended to ``launches``."""
     N, K = ctx.shape.N, ctx.shape.K
     pitch = tensormap.pitch_for_tma(K)
+    return _transpose_pad(ctx, launches, ctx.B, K, N, pitch, N, "K"), pitch
+
+
+def _transpose_pad(ctx: LaunchContext, launches: list, src, rows: int, cols: int, rows_p: int, cols_p: int,
+                   rows_name: str):
+    """The transpose of the rows x cols matrix ``src``, zero-padded to cols_p x
+    rows_p (a workspace), by transpose_pad in a launch appended to ``launches``:
+    64 x 64 tiles, the source's columns along x (no 65535 limit), its rows along y."""
     transpose = ctx.kernel("transpose_pad", "iiiiPP")
-    bt = ctx.workspace(N * pitch)
-    grid = (ceil_div(N, 64), ceil_div(pitch, 64), 1)  # B is K x N: its N along x (no 65535 limit)
+    dst = ctx.workspace(cols_p * rows_p)
+    grid = (ceil_div(cols_p, 64), ceil_div(rows_p, 64), 1)
     if grid[1] > 65535:
-        raise SkipKernel(f"K = {K}: the transpose grid {grid} exceeds CUDA's 65535 limit in y")
+        raise SkipKernel(f"{rows_name} = {rows}: the transpose grid {grid} exceeds CUDA's 65535 limit in y")
     launches.append(lambda: transpose.prepared_async_call(grid, _ELEMENTWISE_BLOCK, ctx.stream,
-                                                          K, N, pitch, N, ctx.B, bt))
-    return bt, pitch
+                                                          rows, cols, rows_p, cols_p, src, dst))
+    return dst
 
 
 def any_shape(ctx: LaunchContext) -> Gemm:
