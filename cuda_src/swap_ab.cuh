@@ -33,17 +33,8 @@ __device__ __forceinline__ void issue_swapped(const TmaRing& ring, const Maps& m
 template <bool kSplit>
 __device__ __forceinline__ void produce_swapped(const TmaRing& ring, const Maps& maps, int M, int N, int K,
                                                 int splits) {
-    const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, BK);
-    const int units = kSplit ? tiles * splits : tiles;
-    int it = 0;
-    for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const WorkUnit w = unit_of<kSplit>(u, tiles, k_tiles, splits, M, N);
-        for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
-            const int s = it % STAGES;
-            if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
-            issue_swapped(ring, maps, s, w.m0, w.n0, kt);
-        }
-    }
+    produce<kSplit>(ring, M, N, K, splits,
+                    [&](int s, int m0, int n0, int kt) { issue_swapped(ring, maps, s, m0, n0, kt); });
 }
 
 // A consumer thread's view of A's rows (BFragment's counterpart): wgmma row

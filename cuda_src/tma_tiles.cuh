@@ -182,8 +182,7 @@ constexpr int kConsumerThreads = kThreads;
 constexpr int kProducerRegs = 40, kConsumerRegs = 232;
 static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "registers per SM");
 
-// The work of a warp-specialized persistent block (rungs 17-18; rung 18
-// always unsplit): units
+// The work of a warp-specialized persistent block (rungs 17-18): units
 // blockIdx.x, + gridDim.x, ... of tiles * splits. Unit u is the C tile
 // u % tiles over the K tiles [k_begin, k_end) of split u / tiles (per =
 // ceil(k_tiles / splits) each; a split may be empty when splits does not
@@ -221,11 +220,12 @@ __device__ __forceinline__ WorkUnit unit_of(int u, int tiles, int k_tiles, int s
 }
 
 // The producer of such a block (one thread): every K tile of every unit the
-// block walks, each into the next slot once the consumers have released it.
+// block walks, each into the next slot once the consumers have released it,
+// by `issue(s, m0, n0, kt)` (the ring's own, or rung 18's swapped one).
 // The K-tile counter `it` runs across units: slot it % STAGES, barrier phase
 // (it / STAGES) & 1. Built unsplit and split (produce_units picks one).
-template <bool kSplit>
-__device__ __forceinline__ void produce(const TmaRing& ring, const Maps& maps, int M, int N, int K, int splits) {
+template <bool kSplit, typename Issue>
+__device__ __forceinline__ void produce(const TmaRing& ring, int M, int N, int K, int splits, Issue issue) {
     const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, BK);
     const int units = kSplit ? tiles * splits : tiles;
     int it = 0;
@@ -234,9 +234,14 @@ __device__ __forceinline__ void produce(const TmaRing& ring, const Maps& maps, i
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
             const int s = it % STAGES;
             if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
-            ring.issue(maps, s, w.m0, w.n0, kt);
+            issue(s, w.m0, w.n0, kt);
         }
     }
+}
+
+template <bool kSplit>
+__device__ __forceinline__ void produce(const TmaRing& ring, const Maps& maps, int M, int N, int K, int splits) {
+    produce<kSplit>(ring, M, N, K, splits, [&](int s, int m0, int n0, int kt) { ring.issue(maps, s, m0, n0, kt); });
 }
 
 __device__ __forceinline__ void produce_units(const TmaRing& ring, const Maps& maps, int M, int N, int K,
