@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from gemmbench.rungs import choice_table, get_spec, tma_choice
+from gemmbench.rungs import choice_table, gemv, get_spec, tma_choice
 from gemmbench.rungs.gpu import R17_CHOICE, R18_CHOICE
 from gemmbench.shapeset import read_shapes
 from gemmbench.tuning import file_digest, source_digest
@@ -69,6 +69,9 @@ def test_rung_18_compiles_its_split_loop_only_into_builds_that_split():
 @pytest.mark.parametrize("shape", SHAPE_SET[::7], ids=str)
 def test_every_candidate_a_shape_set_tune_tries_is_valid_and_wastes_under_half_a_tile(spec, shape):
     cands = spec.shape_candidates(shape.M, shape.N, shape.K, SMS)
+    if gemv.applies(shape.M, shape.N):  # a GEMV: only the GEMV path (tests/test_gemv.py)
+        assert cands == [spec.params_for(shape.M, shape.N, shape.K, SMS)] and cands[0]["GEMV"] == 1
+        return
     assert cands and len({tuple(sorted(p.items())) for p in cands}) == len(cands)
     for p in cands:
         assert spec.invalid_reason(p) is None and set(p) == set(spec.params), p
@@ -90,6 +93,9 @@ def test_the_shipped_table_is_made_on_the_rungs_current_source_and_covers_the_sh
     assert set(table.choices) == set(SHAPE_SET)
     for shape, entry in table.choices.items():
         M, N, K = shape.M, shape.N, shape.K
+        if gemv.applies(M, N):  # the GEMV path runs there, whatever the table measured (tests/test_gemv.py)
+            assert spec.params_for(M, N, K, SMS)["GEMV"] == 1
+            continue
         assert entry.params in [dict(p) for p in spec.shape_candidates(M, N, K, SMS)], shape
         assert spec.params_for(M, N, K, SMS) == entry.params
         assert f"measured the fastest of {entry.candidates} choices" in spec.explain(M, N, K, SMS, entry.params)

@@ -129,7 +129,8 @@ class GpuBackend:
             self._workspace, self._allow_shared,
             lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count),
             lambda entry, cluster, threads, smem: clusters.max_active_clusters(kernels.cubin(run_spec, cc, p), entry,
-                                                                               cluster, threads, smem)))
+                                                                               cluster, threads, smem),
+            lambda source, entry: kernels.load_helper(source, entry, cc)))
         choice = run_spec.explain(M, N, K, self.info.sm_count, p) if run_spec.explain else ""
         return Prepared(gemm, run_spec, p, source, choice=choice)
 

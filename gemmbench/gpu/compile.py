@@ -190,6 +190,11 @@ def load_source(source: str, entry: str, compute_capability: tuple[int, int]):
     return _load(source, tuple(BASE_OPTIONS), arch_for(compute_capability)).get_function(entry)
 
 
+def load_helper(source: str, entry: str, compute_capability: tuple[int, int]):
+    """A kernel of a helper file in cuda_src (not a rung: e.g. gemv.cu), built as load_source builds."""
+    return load_source(expand_file(source), entry, compute_capability)
+
+
 def _build(spec: KernelSpec, compute_capability: tuple[int, int], params: Params | None):
     """(source, options, arch, code): one place, so that cubin() fills
     exactly the cache entry load_module later reads."""

@@ -37,6 +37,8 @@ split-K kernel and a reduction for small shapes):
                 beta, C, partials, ldp) over SPLITS slices of K (grid z),
                 then, when split or when C's rows are padded (ldp > N),
                 reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
+- GEMV = 1 (rungs 17 and 18 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
+                launch of gemv_rows or gemv_cols from the helper file cuda_src/gemv.cu (LaunchContext.helper).
 - "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
                 swizzle) for a TMA-store epilogue: sgemm(map_A, map_B,
                 map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
@@ -52,6 +54,7 @@ from typing import Callable
 from ..backend import Gemm, Shape, SkipKernel
 from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
+from ..rungs import gemv as rung_gemv
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -59,6 +62,7 @@ from . import tensormap
 # Elementwise helpers are grid-stride loops: this many blocks per SM is plenty.
 _BLOCKS_PER_SM = 8
 _ELEMENTWISE_BLOCK = (256, 1, 1)
+_GEMV_COLS_BLOCK = (512, 1, 1)  # gemv.cu's kColBlock
 
 
 @dataclass
@@ -81,6 +85,8 @@ class LaunchContext:
     param_layout: Callable[[str, int], tensormap.ParamLayout] | None = None  # (entry, count)
     # (entry, cluster size, threads, dynamic shared bytes) -> clusters resident at once (clustered rungs)
     max_clusters: Callable[[str, int, int, int], int] | None = None
+    # (helper file in cuda_src, entry) -> its kernel, built for this GPU (the GEMV path)
+    helper: Callable[[str, str], object] | None = None
 
     def kernel(self, name: str, arg_format: str, shared_bytes: int = 0):
         function = self.module.get_function(name)
@@ -371,4 +377,28 @@ def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:
 
 
 def build(ctx: LaunchContext) -> Gemm:
+    if ctx.params.get("GEMV"):
+        return gemv(ctx)
     return DRIVERS[ctx.spec.driver](ctx)
+
+
+def gemv(ctx: LaunchContext) -> Gemm:
+    """GEMV = 1 (rungs 17 and 18 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
+    (N == 1: a block of 256 per row of A) or gemv_cols (M == 1: a block of 512 per 32 columns of B, 8
+    where B's rows are not 16-byte multiples), float4 loads where the matrix allows them."""
+    M, N, K = _mnk(ctx)
+    if not rung_gemv.applies(M, N):
+        raise SkipKernel(f"GEMV = 1 needs M == 1 or N == 1, not {M}x{N}x{K}")
+    kernel = ctx.helper(rung_gemv.SOURCE, rung_gemv.kernel_name(M, N))
+    kernel.prepare("iifPPfPi")
+    aligned = (int(ctx.A) | int(ctx.B)) % 16 == 0
+    if N == 1:  # C = A x, x = B's one column: gemv_rows(M, K, alpha, A, x, beta, C, vec)
+        length, vec = M, int(K % 4 == 0 and aligned)
+        grid, block = (min(M, 32 * ctx.sm_count), 1, 1), _ELEMENTWISE_BLOCK
+    else:  # C = x B, x = A's one row: gemv_cols(N, K, alpha, x, B, beta, C, vec)
+        length, vec = N, int(N % 4 == 0 and aligned)
+        grid, block = (ceil_div(N, 32 if vec else 8), 1, 1), _GEMV_COLS_BLOCK
+
+    def call(alpha: float, beta: float) -> None:
+        kernel.prepared_async_call(grid, block, ctx.stream, length, K, alpha, ctx.A, ctx.B, beta, ctx.C, vec)
+    return call

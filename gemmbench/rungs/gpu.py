@@ -4,7 +4,7 @@ with the parameter constraints of each rung family."""
 from __future__ import annotations
 
 from ..spec import Dim3, KernelSpec, Params, ceil_div
-from . import any_shape, multistage, tma_choice
+from . import any_shape, gemv, multistage, tma_choice
 from .half import HALF_BASELINES, HALF_RUNGS
 from .limits import SMEM_DEFAULT_PER_BLOCK, SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
@@ -397,8 +397,9 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                               "SM; PAIR_COLS: neighbouring columns per thread; SPLITS >= 1 (K "
                                               "slices, then reduce_splits)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid, smem=_tma_smem,
-               driver="tma", runtime_params=("SPLITS",),
-               select=R17_CHOICE.select, explain=R17_CHOICE.explain, shape_candidates=R17_CHOICE.candidates,
+               driver="tma", runtime_params=("SPLITS", *gemv.RUNTIME),
+               select=gemv.with_gemv(R17_CHOICE.select), explain=gemv.with_gemv_explain(R17_CHOICE.explain),
+               shape_candidates=gemv.gemv_candidates(R17_CHOICE.candidates, R17_CHOICE.select),
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
                                            False, dict(_TC_TF32_FALLBACK))),
@@ -414,9 +415,10 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                               "SPLITS >= 1 (K slices, then reduce_splits; a build of its own); "
                                               "SWAP_AB: C^T = B^T A^T (BM, BN tile C^T; needs BK = 32)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid,
-               smem=lambda p: _tma_smem(p, a_sources=2), driver="tma", runtime_params=("SPLITS",),
+               smem=lambda p: _tma_smem(p, a_sources=2), driver="tma", runtime_params=("SPLITS", *gemv.RUNTIME),
                derived_defines=_split_k_build,
-               select=R18_CHOICE.select, explain=R18_CHOICE.explain, shape_candidates=R18_CHOICE.candidates,
+               select=gemv.with_gemv(R18_CHOICE.select), explain=gemv.with_gemv_explain(R18_CHOICE.explain),
+               shape_candidates=gemv.gemv_candidates(R18_CHOICE.candidates, R18_CHOICE.select),
                arch_specific=True, precision="3xtf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(18, "3xTF32 TMA warp-specialized", "18_3xtf32_tma_ws.cu", "3xtf32",
                                            "presplit_a", True,

@@ -1,0 +1,106 @@
+"""The GEMV path of rungs 17 and 18 (gemmbench.rungs.gemv, cuda_src/gemv.cu):
+chosen by the shape alone, one launch of the right kernel with the right
+arguments (a stand-in for pycuda), not compiled into the rung, and gemv.cu
+builds without spills."""
+
+import dataclasses
+import re
+import shutil
+
+import pytest
+
+from gemmbench.backend import Shape, SkipKernel
+from gemmbench.spec import ceil_div
+from gemmbench.gpu import drivers
+from gemmbench.gpu.compile import BASE_OPTIONS, build_command, expand_file, nvcc_options
+from gemmbench.rungs import gemv, get_spec
+from test_drivers import FakeFunction, context
+
+TOP_RUNGS = [get_spec("gpu", r) for r in (17, 18)]
+NVCC = shutil.which("nvcc")
+
+
+@pytest.mark.parametrize("shape, expected", [((1, 1, 1), True), ((1, 4096, 4096), True), ((4096, 1, 4096), True),
+                                              ((2, 2, 1), False), ((3, 5, 7), False), ((4096, 4096, 1), False)])
+def test_a_gemv_is_one_row_or_one_column_of_c(shape, expected):
+    assert gemv.applies(shape[0], shape[1]) is expected
+
+
+@pytest.mark.parametrize("spec", TOP_RUNGS, ids=lambda s: f"rung{s.id}")
+def test_top_rungs_take_the_gemv_path_exactly_at_gemv_shapes(spec):
+    for M, N, K in [(1, 1, 1), (1, 4096, 4096), (4096, 1, 4096), (1, 3, 100000)]:
+        p = spec.params_for(M, N, K, 132)
+        assert p["GEMV"] == 1 and spec.invalid_reason(p) is None
+        assert f"{gemv.kernel_name(M, N)} of cuda_src/gemv.cu" in spec.explain(M, N, K, 132, p)
+        assert spec.shape_candidates(M, N, K, 132) == [p]  # a tune tries no tile there
+    for M, N, K in [(2, 2, 2), (3, 5, 7), (4096, 4096, 4096), (4096, 16, 4096)]:
+        p = spec.params_for(M, N, K, 132)
+        assert "GEMV" not in p and "gemv" not in spec.explain(M, N, K, 132, p)
+        assert all("GEMV" not in c for c in spec.shape_candidates(M, N, K, 132))
+
+
+@pytest.mark.parametrize("spec", TOP_RUNGS, ids=lambda s: f"rung{s.id}")
+def test_gemv_is_read_by_the_driver_not_compiled_into_the_rung(spec):
+    p = spec.params_for(4096, 1, 4096, 132)
+    assert not any(o.startswith("-DGEMV") for o in nvcc_options(spec, p))
+    assert nvcc_options(spec, p) == nvcc_options(spec, {k: v for k, v in p.items() if k != "GEMV"})
+
+
+def _gemv_context(shape, A=4096, B=8192, C=12288, params=None):
+    ctx, calls, _ = context(params={"GEMV": 1} if params is None else params, shape=shape)
+    helpers = []
+
+    def helper(source, entry):
+        helpers.append((source, entry))
+        return FakeFunction(entry, calls)
+    return dataclasses.replace(ctx, A=A, B=B, C=C, helper=helper), calls, helpers
+
+
+def test_a_column_of_c_is_one_launch_of_gemv_rows_with_float4_loads_where_rows_allow():
+    ctx, calls, helpers = _gemv_context(Shape(1031, 1, 4096))
+    drivers.build(ctx)(0.5, -2.0)
+    assert helpers == [("gemv.cu", "gemv_rows")]
+    assert calls == [("gemv_rows", (1031, 1, 1), (256, 1, 1), (1031, 4096, 0.5, 4096, 8192, -2.0, 12288, 1), 0)]
+    for shape, pointers in [(Shape(1031, 1, 4098), (4096, 8192)), (Shape(1031, 1, 4096), (4100, 8192))]:
+        ctx, calls, _ = _gemv_context(shape, *pointers)
+        drivers.build(ctx)(1.0, 0.0)
+        assert calls[0][3][-1] == 0  # K not a multiple of 4, or A not 16-byte aligned: one float per load
+
+
+def test_a_row_of_c_is_one_launch_of_gemv_cols_over_32_or_8_columns_a_block():
+    ctx, calls, helpers = _gemv_context(Shape(1, 4096, 777))
+    drivers.build(ctx)(1.0, 0.0)
+    assert helpers == [("gemv.cu", "gemv_cols")]
+    assert calls == [("gemv_cols", (128, 1, 1), (512, 1, 1), (4096, 777, 1.0, 4096, 8192, 0.0, 12288, 1), 0)]
+    for shape, pointers in [(Shape(1, 4099, 777), (4096, 8192)), (Shape(1, 4096, 777), (4096, 8196))]:
+        ctx, calls, _ = _gemv_context(shape, *pointers)
+        drivers.build(ctx)(1.0, 0.0)  # rows of B not 16-byte multiples, or B not aligned: one float per load
+        assert calls == [("gemv_cols", (ceil_div(shape.N, 8), 1, 1), (512, 1, 1),
+                          (shape.N, 777, 1.0, *pointers, 0.0, 12288, 0), 0)]
+
+
+def test_rows_beyond_the_grid_are_walked_by_a_grid_stride():
+    ctx, calls, _ = _gemv_context(Shape(100000, 1, 8))
+    drivers.build(ctx)(1.0, 0.0)
+    assert calls[0][1] == (32 * 132, 1, 1)
+
+
+def test_gemv_at_a_shape_that_is_no_gemv_is_refused():
+    ctx, calls, _ = _gemv_context(Shape(2, 2, 2))
+    with pytest.raises(SkipKernel, match="GEMV = 1 needs M == 1 or N == 1"):
+        drivers.build(ctx)
+    assert calls == []
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+def test_gemv_cu_compiles_without_spills(tmp_path):
+    src = tmp_path / "gemv.cu"
+    src.write_text(expand_file("gemv.cu"))
+    cmd = build_command(NVCC, (*BASE_OPTIONS, "-Xptxas", "-warn-spills"), "sm_80", None, str(src),
+                        str(tmp_path / "gemv.cubin"))
+    import subprocess
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "spill" not in out.stderr
+    kernels = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\(', src.read_text()))
+    assert kernels == {"gemv_rows", "gemv_cols"}

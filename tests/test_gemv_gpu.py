@@ -1,0 +1,32 @@
+"""Rungs 17 and 18 at GEMV shapes (M == 1 or N == 1) on a GPU: their GEMV
+path (cuda_src/gemv.cu) against the FP64 reference, both verification
+passes, with and without float4 loads (K or N a multiple of 4 or not)."""
+
+import pytest
+
+from gemmbench.backend import Shape
+from gemmbench.execute.local import verify_kernel
+from gemmbench.rungs import get_spec
+
+pytestmark = pytest.mark.gpu
+
+SHAPES = [Shape(1, 1, 1), Shape(1, 7, 5), Shape(9, 1, 13), Shape(1, 1030, 257), Shape(1, 1032, 257),
+          Shape(1031, 1, 258), Shape(1031, 1, 260), Shape(1, 1, 4099), Shape(4096, 1, 4096), Shape(1, 4096, 4096)]
+
+
+@pytest.fixture(scope="module", params=SHAPES, ids=str)
+def loaded(request, gpu, load_problem):
+    return load_problem(gpu, request.param, seed=31)
+
+
+@pytest.mark.parametrize("rung", [17, 18])
+def test_the_gemv_path_matches_fp64_reference(gpu, loaded, rung):
+    problem, passes = loaded
+    spec = get_spec("gpu", rung)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("rungs 17 and 18 take the GEMV path on sm_90a; elsewhere their mma.sync fallback runs")
+    prepared = gpu.prepare(spec, problem.shape)
+    assert prepared.params.get("GEMV") == 1
+    v = verify_kernel(gpu, prepared.gemm, passes, spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
