@@ -10,7 +10,8 @@ the measured fastest choice where the table shipped beside it holds the
 shape (a gemmbench.rungs.choice_table made by ``gemmbench tune -i N --shapes
 ... --table``, the command in the file; used on a GPU with the same SM
 count, while the rung's source is the one it was measured on), else its
-rule (``PerShape.rule``). Pure Python: nothing here touches the GPU.
+rule (``PerShape.rule``); where M or N is 1, the GEMV path as well
+(gemmbench.rungs.gemv). Pure Python: nothing here touches the GPU.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..spec import Params, ceil_div
+from . import gemv
 
 # C tiles from large to small: each TMA rung takes the largest that still gives about one tile per SM
 TILES = ((256, 128), (128, 128), (128, 64))
@@ -105,6 +107,13 @@ class PerShape:
             splits = max(1, min(sm_count // count, k_tiles // MIN_K_TILES_PER_SPLIT, MAX_SPLITS))
         return {**p, "SPLITS": splits}
 
+    def shape_candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
+        """What ``gemmbench tune --shapes`` tries: at a GEMV shape only the GEMV path (``select``'s
+        choice: there is no tile to choose), else ``candidates``."""
+        if gemv.applies(M, N):
+            return [self.select(M, N, K, sm_count)]
+        return self.candidates(M, N, K, sm_count)
+
     def candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
         """``_candidates`` at the shape, and where the rung swaps A and B and N
         is at most 256 (M above), at C^T's shape with SWAP_AB = 1 too."""
@@ -153,12 +162,17 @@ class PerShape:
                                           lambda M, N, p: self.check(p))
 
     def select(self, M: int, N: int, K: int, sm_count: int) -> dict:
-        """The table's choice where it holds the shape and the rung takes it, else the rule's."""
+        """The table's choice where it holds the shape and the rung takes it, else the rule's; at a GEMV
+        shape (M or N is 1) with GEMV = 1 as well, so the driver runs gemv.cu (gemmbench.rungs.gemv; the
+        tile parameters stay, so the rung's grid and shared memory stay defined)."""
         entry = self.measured(M, N, K, sm_count)
-        return dict(entry.params) if entry is not None else self.rule(M, N, K, sm_count)
+        p = dict(entry.params) if entry is not None else self.rule(M, N, K, sm_count)
+        return {**p, "GEMV": 1} if gemv.applies(M, N) else p
 
     def explain(self, M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         """One line: the tiles (and splits) at this shape, and where they came from."""
+        if p.get("GEMV"):
+            return gemv.explain(M, N)
         swap = bool(p.get("SWAP_AB"))
         rows, cols = (N, M) if swap else (M, N)
         tiles, k_tiles, splits = ceil_div(rows, p["BM"]) * ceil_div(cols, p["BN"]), ceil_div(K, p["BK"]), p.get("SPLITS", 1)
