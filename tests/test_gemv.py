@@ -93,14 +93,17 @@ def test_gemv_at_a_shape_that_is_no_gemv_is_refused():
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-def test_gemv_cu_compiles_without_spills(tmp_path):
-    src = tmp_path / "gemv.cu"
-    src.write_text(expand_file("gemv.cu"))
+@pytest.mark.parametrize("helper_file, entries", [("gemv.cu", {"gemv_rows", "gemv_cols"}),
+                                                  ("small_gemm.cu", {"small_gemm"})])
+def test_the_one_launch_helper_files_compile_without_spills(tmp_path, helper_file, entries):
+    """gemv.cu (here) and small_gemm.cu (tests/test_small.py): the helper files of rungs 17 and 18."""
+    src = tmp_path / helper_file
+    src.write_text(expand_file(helper_file))
     cmd = build_command(NVCC, (*BASE_OPTIONS, "-Xptxas", "-warn-spills"), "sm_80", None, str(src),
-                        str(tmp_path / "gemv.cubin"))
+                        str(tmp_path / "helper.cubin"))
     import subprocess
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "spill" not in out.stderr
     kernels = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\(', src.read_text()))
-    assert kernels == {"gemv_rows", "gemv_cols"}
+    assert kernels == entries

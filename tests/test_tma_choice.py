@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from gemmbench.rungs import choice_table, gemv, get_spec, tma_choice
+from gemmbench.rungs import choice_table, get_spec, tma_choice
 from gemmbench.rungs.gpu import R17_CHOICE, R18_CHOICE
 from gemmbench.shapeset import read_shapes
 from gemmbench.tuning import file_digest, source_digest
@@ -65,12 +65,13 @@ def test_rung_18_compiles_its_split_loop_only_into_builds_that_split():
     assert not any(d.startswith("-DSPLITS=") for d in split)
 
 
-@pytest.mark.parametrize("spec", [RUNG17, RUNG18], ids=lambda s: f"rung{s.id}")
+@pytest.mark.parametrize("spec, choice", [(RUNG17, R17_CHOICE), (RUNG18, R18_CHOICE)], ids=["rung17", "rung18"])
 @pytest.mark.parametrize("shape", SHAPE_SET[::7], ids=str)
-def test_every_candidate_a_shape_set_tune_tries_is_valid_and_wastes_under_half_a_tile(spec, shape):
+def test_every_candidate_a_shape_set_tune_tries_is_valid_and_wastes_under_half_a_tile(spec, choice, shape):
     cands = spec.shape_candidates(shape.M, shape.N, shape.K, SMS)
-    if gemv.applies(shape.M, shape.N):  # a GEMV: only the GEMV path (tests/test_gemv.py)
-        assert cands == [spec.params_for(shape.M, shape.N, shape.K, SMS)] and cands[0]["GEMV"] == 1
+    one_launch = choice.one_launch(shape.M, shape.N, shape.K)
+    if one_launch:  # a GEMV or a small product: only that path (tests/test_gemv.py, tests/test_small.py)
+        assert cands == [spec.params_for(shape.M, shape.N, shape.K, SMS)] and one_launch.items() <= cands[0].items()
         return
     assert cands and len({tuple(sorted(p.items())) for p in cands}) == len(cands)
     for p in cands:
@@ -93,8 +94,9 @@ def test_the_shipped_table_is_made_on_the_rungs_current_source_and_covers_the_sh
     assert set(table.choices) == set(SHAPE_SET)
     for shape, entry in table.choices.items():
         M, N, K = shape.M, shape.N, shape.K
-        if gemv.applies(M, N):  # the GEMV path runs there, whatever the table measured (tests/test_gemv.py)
-            assert spec.params_for(M, N, K, SMS)["GEMV"] == 1
+        one_launch = choice.one_launch(M, N, K)
+        if one_launch:  # a GEMV or small path runs there, whatever the table measured (tests/test_gemv.py,
+            assert one_launch.items() <= spec.params_for(M, N, K, SMS).items()  # tests/test_small.py)
             continue
         assert entry.params in [dict(p) for p in spec.shape_candidates(M, N, K, SMS)], shape
         assert spec.params_for(M, N, K, SMS) == entry.params

@@ -23,6 +23,19 @@ def bytes_needed(shape: Shape, itemsize: int = 4) -> int:
     return itemsize * (shape.M * shape.K + shape.K * shape.N + shape.M * shape.N)
 
 
+class _OnFirstUse:
+    """The rung's module, loaded when a driver first asks it for a kernel: the one-launch paths of rungs 17
+    and 18 (GEMV, SMALL) run a helper file's kernel and never build the rung itself."""
+
+    def __init__(self, load):
+        self._load, self._module = load, None
+
+    def get_function(self, name: str):
+        if self._module is None:
+            self._module = self._load()
+        return self._module.get_function(name)
+
+
 class GpuBackend:
     """Runs the GPU ladder on one device, CUDA's ``ordinal`` (see
     gemmbench.backend.Backend). One per process: CUDA contexts are per process."""
@@ -123,9 +136,8 @@ class GpuBackend:
             raise SkipKernel(f"invalid parameters: {reason}")
         self._log(f"nvcc -cubin {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
                   f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
-        module = kernels.load_module(run_spec, cc, p)
         gemm = drivers.build(drivers.LaunchContext(
-            run_spec, p, module, shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
+            run_spec, p, _OnFirstUse(lambda: kernels.load_module(run_spec, cc, p)), shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
             self._workspace, self._allow_shared,
             lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count),
             lambda entry, cluster, threads, smem: clusters.max_active_clusters(kernels.cubin(run_spec, cc, p), entry,

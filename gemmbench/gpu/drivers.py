@@ -39,6 +39,8 @@ split-K kernel and a reduction for small shapes):
                 reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
 - GEMV = 1 (rungs 17 and 18 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
                 launch of gemv_rows or gemv_cols from the helper file cuda_src/gemv.cu (LaunchContext.helper).
+- SMALL = 1 (rungs 17 and 18 at tiny products; gemmbench.rungs.small): one launch of small_gemm(M, N, K,
+                alpha, A, B, beta, C) from the helper file cuda_src/small_gemm.cu, a block per 32 x 32 of C.
 - "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
                 swizzle) for a TMA-store epilogue: sgemm(map_A, map_B,
                 map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
@@ -55,6 +57,7 @@ from ..backend import Gemm, Shape, SkipKernel
 from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
+from ..rungs import small as rung_small
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -71,7 +74,7 @@ class LaunchContext:
 
     spec: KernelSpec  # the record that runs on this device (fallback resolved)
     params: Params
-    module: object  # pycuda module
+    module: object  # the rung's pycuda module (or anything with get_function: built on first use)
     shape: Shape
     A: object  # device pointers
     B: object
@@ -379,6 +382,8 @@ def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:
 def build(ctx: LaunchContext) -> Gemm:
     if ctx.params.get("GEMV"):
         return gemv(ctx)
+    if ctx.params.get("SMALL"):
+        return small(ctx)
     return DRIVERS[ctx.spec.driver](ctx)
 
 
@@ -401,4 +406,17 @@ def gemv(ctx: LaunchContext) -> Gemm:
 
     def call(alpha: float, beta: float) -> None:
         kernel.prepared_async_call(grid, block, ctx.stream, length, K, alpha, ctx.A, ctx.B, beta, ctx.C, vec)
+    return call
+
+
+def small(ctx: LaunchContext) -> Gemm:
+    """SMALL = 1 (rungs 17 and 18 at tiny products: gemmbench.rungs.small): one launch of small_gemm, a
+    block of 256 per 32 x 32 tile of C, on A and B as they are (any shape, any alignment)."""
+    M, N, K = _mnk(ctx)
+    kernel = ctx.helper(rung_small.SOURCE, rung_small.KERNEL)
+    kernel.prepare("iiifPPfP")
+    grid = (ceil_div(N, rung_small.TILE), ceil_div(M, rung_small.TILE), 1)
+
+    def call(alpha: float, beta: float) -> None:
+        kernel.prepared_async_call(grid, _ELEMENTWISE_BLOCK, ctx.stream, M, N, K, alpha, ctx.A, ctx.B, beta, ctx.C)
     return call

@@ -11,7 +11,8 @@ shape (a gemmbench.rungs.choice_table made by ``gemmbench tune -i N --shapes
 ... --table``, the command in the file; used on a GPU with the same SM
 count, while the rung's source is the one it was measured on), else its
 rule (``PerShape.rule``); where M or N is 1, the GEMV path as well
-(gemmbench.rungs.gemv). Pure Python: nothing here touches the GPU.
+(gemmbench.rungs.gemv), and at tiny products the small path
+(gemmbench.rungs.small). Pure Python: nothing here touches the GPU.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..spec import Params, ceil_div
-from . import gemv
+from . import gemv, small
 
 # C tiles from large to small: each TMA rung takes the largest that still gives about one tile per SM
 TILES = ((256, 128), (128, 128), (128, 64))
@@ -55,7 +56,8 @@ class PerShape:
     """A warp-specialized TMA rung's per-shape choice: ``rest`` holds the
     parameters that neither the rule nor the table sets, ``check`` the rung's
     rules, ``tiles`` its tiles for M > 64, ``split`` whether K may be split
-    (rungs 17 and 18: SPLITS), ``bms`` the tile heights a tune tries."""
+    (rungs 17 and 18: SPLITS), ``bms`` the tile heights a tune tries,
+    ``splits_a`` whether every call runs a split of A first."""
 
     source: str
     table_path: Path
@@ -64,6 +66,7 @@ class PerShape:
     tiles: tuple[tuple[int, int], ...]
     split: bool
     bms: tuple[int, ...]
+    splits_a: bool = False  # rung 18: every call first splits A (a pre-pass launch)
 
     def _with(self, SPLITS: int = 1, **chosen) -> dict:
         return {**dict(self.rest), **chosen, **({"SPLITS": SPLITS} if self.split else {})}
@@ -107,10 +110,26 @@ class PerShape:
             splits = max(1, min(sm_count // count, k_tiles // MIN_K_TILES_PER_SPLIT, MAX_SPLITS))
         return {**p, "SPLITS": splits}
 
-    def shape_candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
-        """What ``gemmbench tune --shapes`` tries: at a GEMV shape only the GEMV path (``select``'s
-        choice: there is no tile to choose), else ``candidates``."""
+    def prepasses(self, M: int, N: int, K: int) -> bool:
+        """Whether a call at this shape launches a pre-pass before its tiles: rung 18's split of A, or a
+        row-pad copy of an operand whose rows are not 16-byte multiples (K or N not a multiple of 4 floats),
+        or, swapped, the transpose of B."""
+        return self.splits_a or K % 4 != 0 or N % 4 != 0 or self._swapped(M, N)
+
+    def one_launch(self, M: int, N: int, K: int) -> Params:
+        """The runtime parameter of the one-launch path this shape takes, read by the driver: GEMV = 1
+        where M or N is 1 (gemmbench.rungs.gemv), SMALL = 1 at a small product (gemmbench.rungs.small),
+        else none."""
         if gemv.applies(M, N):
+            return {"GEMV": 1}
+        if small.applies(M, N, K, self.prepasses(M, N, K)):
+            return {"SMALL": 1}
+        return {}
+
+    def shape_candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
+        """What ``gemmbench tune --shapes`` tries: where a one-launch path runs only it (``select``'s
+        choice: there is no tile to choose), else ``candidates``."""
+        if self.one_launch(M, N, K):
             return [self.select(M, N, K, sm_count)]
         return self.candidates(M, N, K, sm_count)
 
@@ -163,16 +182,19 @@ class PerShape:
 
     def select(self, M: int, N: int, K: int, sm_count: int) -> dict:
         """The table's choice where it holds the shape and the rung takes it, else the rule's; at a GEMV
-        shape (M or N is 1) with GEMV = 1 as well, so the driver runs gemv.cu (gemmbench.rungs.gemv; the
-        tile parameters stay, so the rung's grid and shared memory stay defined)."""
+        shape (M or N is 1) with GEMV = 1 as well, so the driver runs gemv.cu (gemmbench.rungs.gemv), and
+        at a small product with SMALL = 1, so it runs small_gemm.cu (gemmbench.rungs.small); the tile
+        parameters stay, so the rung's grid and shared memory stay defined."""
         entry = self.measured(M, N, K, sm_count)
         p = dict(entry.params) if entry is not None else self.rule(M, N, K, sm_count)
-        return {**p, "GEMV": 1} if gemv.applies(M, N) else p
+        return {**p, **self.one_launch(M, N, K)}
 
     def explain(self, M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         """One line: the tiles (and splits) at this shape, and where they came from."""
         if p.get("GEMV"):
             return gemv.explain(M, N)
+        if p.get("SMALL"):
+            return small.explain(M, N, K)
         swap = bool(p.get("SWAP_AB"))
         rows, cols = (N, M) if swap else (M, N)
         tiles, k_tiles, splits = ceil_div(rows, p["BM"]) * ceil_div(cols, p["BN"]), ceil_div(K, p["BK"]), p.get("SPLITS", 1)
@@ -198,5 +220,6 @@ class PerShape:
 HERE = Path(__file__).parent
 
 
-def per_shape(source: str, table_name: str, rest: Params, check, tiles, split: bool, bms) -> PerShape:
-    return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms))
+def per_shape(source: str, table_name: str, rest: Params, check, tiles, split: bool, bms,
+              splits_a: bool = False) -> PerShape:
+    return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms), splits_a)
