@@ -1,4 +1,4 @@
-// The GEMV path of rungs 17 and 18 (the TF32 and 3xTF32 tops): where M == 1
+// The GEMV path of rungs 17, 18 and 28 (the TF32, 3xTF32 and FP32 tops): where M == 1
 // or N == 1 the product is a matrix-vector product, one pass over the
 // matrix. Not a rung: the driver loads this file as a helper module.
 //

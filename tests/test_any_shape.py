@@ -16,6 +16,11 @@ def test_every_choice_is_valid_and_explained(shape):
     params = SPEC.params_for(*shape, H200_SMS)
     assert SPEC.invalid_reason(params) is None
     line = any_shape.explain(*shape, H200_SMS, params)
+    if 1 in shape[:2]:  # a GEMV: one launch of gemv.cu, whatever the table or the model chose (test_gemv.py)
+        assert params["GEMV"] == 1 and "of cuda_src/gemv.cu" in line
+        assert any_shape.shape_candidates(*shape, H200_SMS) == [params]
+        return
+    assert "GEMV" not in params
     assert any_shape.config_name(params) in line and ("least of" in line or "measured the fastest" in line)
 
 

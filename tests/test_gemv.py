@@ -16,7 +16,7 @@ from gemmbench.gpu.compile import BASE_OPTIONS, build_command, expand_file, nvcc
 from gemmbench.rungs import gemv, get_spec
 from test_drivers import FakeFunction, context
 
-TOP_RUNGS = [get_spec("gpu", r) for r in (17, 18)]
+TOP_RUNGS = [get_spec("gpu", r) for r in (17, 18, 28)]
 NVCC = shutil.which("nvcc")
 
 

@@ -37,7 +37,7 @@ split-K kernel and a reduction for small shapes):
                 beta, C, partials, ldp) over SPLITS slices of K (grid z),
                 then, when split or when C's rows are padded (ldp > N),
                 reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
-- GEMV = 1 (rungs 17 and 18 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
+- GEMV = 1 (rungs 17, 18 and 28 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
                 launch of gemv_rows or gemv_cols from the helper file cuda_src/gemv.cu (LaunchContext.helper).
 - SMALL = 1 (rungs 17 and 18 at tiny products; gemmbench.rungs.small): one launch of small_gemm(M, N, K,
                 alpha, A, B, beta, C) from the helper file cuda_src/small_gemm.cu, a block per 32 x 32 of C.
@@ -388,7 +388,7 @@ def build(ctx: LaunchContext) -> Gemm:
 
 
 def gemv(ctx: LaunchContext) -> Gemm:
-    """GEMV = 1 (rungs 17 and 18 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
+    """GEMV = 1 (rungs 17, 18 and 28 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
     (N == 1: a block of 256 per row of A) or gemv_cols (M == 1: a block of 512 per 32 columns of B, 8
     where B's rows are not 16-byte multiples), float4 loads where the matrix allows them."""
     M, N, K = _mnk(ctx)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..spec import Params
-from . import multistage
+from . import gemv, multistage
 
 # The loops: KMAJOR_A=1 is rung 19's (A transposed by a pre-pass), 0 rung 12's (A read in place).
 # VECTOR=1 (M <= 8) replaces the tiles by one pass over B; its tile parameters are unused (kept so
@@ -47,7 +47,7 @@ SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1], "SPLITS": list
 CONSTRAINTS = ("KMAJOR_A=1: rung 19's constraints; KMAJOR_A=0: rung 12's; SPLITS >= 1 (K slices, grid z); "
                "PACK: rows that are not 16-byte multiples are first copied into padded rows; VECTOR=1 needs "
                "M <= 8 (and KMAJOR_A=0)")
-RUNTIME = ("SPLITS", "PACK")  # read by the driver (grid z, pre-passes), not compiled in
+RUNTIME = ("SPLITS", "PACK", *gemv.RUNTIME)  # read by the driver (grid z, pre-passes, the GEMV path), not compiled in
 
 
 def block(p: Params) -> tuple[int, int, int]:
@@ -197,7 +197,10 @@ def candidates(M: int, N: int, K: int, sm_count: int) -> list[tuple[str, int, in
 
 
 def shape_candidates(M: int, N: int, K: int, sm_count: int) -> list[Params]:
-    """What ``gemmbench tune`` tries at a shape: the parameters of every choice of ``candidates``."""
+    """What ``gemmbench tune`` tries at a shape: the parameters of every choice of ``candidates``; at a
+    GEMV only the GEMV path (``select``'s choice)."""
+    if gemv.applies(M, N):
+        return [select(M, N, K, sm_count)]
     return [{**CONFIGS[name], "SPLITS": s, "PACK": pack} for name, s, pack in candidates(M, N, K, sm_count)]
 
 
@@ -235,16 +238,21 @@ def measured_choice(M: int, N: int, K: int, sm_count: int, table=None):
 def select(M: int, N: int, K: int, sm_count: int) -> Params:
     """Rung 28's parameters for a shape: the measured fastest where the table
     holds the shape, else the configuration, split count and PACK with the
-    least estimated time."""
+    least estimated time; at a GEMV (M or N is 1) with GEMV = 1 as well, so
+    the driver runs gemv.cu (gemmbench.rungs.gemv) and the tiles are unused."""
     entry = measured_choice(M, N, K, sm_count)
     if entry is not None:
-        return dict(entry.params)
-    name, s, pack = model_choice(M, N, K, sm_count)
-    return {**CONFIGS[name], "SPLITS": s, "PACK": pack}
+        p = dict(entry.params)
+    else:
+        name, s, pack = model_choice(M, N, K, sm_count)
+        p = {**CONFIGS[name], "SPLITS": s, "PACK": pack}
+    return {**p, "GEMV": 1} if gemv.applies(M, N) else p
 
 
 def explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     """One line: what rung 28 does at this shape with these parameters, and why."""
+    if p.get("GEMV"):
+        return gemv.explain(M, N)
     name = config_name(p)
     splits = p.get("SPLITS", 1)
     if p.get("VECTOR"):

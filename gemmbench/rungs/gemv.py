@@ -1,12 +1,12 @@
-"""The GEMV path of rungs 17 and 18 (the TF32 and 3xTF32 tops).
+"""The GEMV path of the tops: rungs 17 and 18 (TF32, 3xTF32) and 28 (FP32).
 
 Where M == 1 or N == 1 the product is a matrix-vector product: every
 element of the matrix is used once, so its time is the time to read the
 matrix once. A tiled kernel there spends most of each tile on rows or
 columns that are not there (15/16 of rung 17's thinnest, 16-row tile), and
 rungs 17 and 18 first run pre-passes (row-pad copies, the split of A).
-So at those shapes their per-shape choice (gemmbench.rungs.tma_choice)
-adds ``GEMV = 1``: the driver launches
+So at those shapes their per-shape choice (gemmbench.rungs.tma_choice, and
+rung 28's, gemmbench.rungs.any_shape) adds ``GEMV = 1``: the driver launches
 ``gemv_rows`` (N == 1) or ``gemv_cols`` (M == 1) of ``cuda_src/gemv.cu``,
 one launch, FP32 FMAs (as accurate as SGEMM: never less accurate than the
 rung's own precision), the matrix streamed once. It is a decision by the
