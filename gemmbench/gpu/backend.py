@@ -137,8 +137,8 @@ class GpuBackend:
         self._log(f"nvcc -cubin {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
                   f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
         gemm = drivers.build(drivers.LaunchContext(
-            run_spec, p, _OnFirstUse(lambda: kernels.load_module(run_spec, cc, p)), shape, A, B, C, self.stream, self.info.sm_count, self.max_shared_bytes,
-            self._workspace, self._allow_shared,
+            run_spec, p, _OnFirstUse(lambda: kernels.load_module(run_spec, cc, p)), shape, A, B, C, self.stream,
+            self.info.sm_count, self.max_shared_bytes, self._workspace, self._allow_shared,
             lambda entry, count: tensormap.param_layout(kernels.cubin(run_spec, cc, p), entry, count),
             lambda entry, cluster, threads, smem: clusters.max_active_clusters(kernels.cubin(run_spec, cc, p), entry,
                                                                                cluster, threads, smem),
