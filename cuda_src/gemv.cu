@@ -11,10 +11,10 @@
 //
 //   gemv_rows (N == 1): C[m] = alpha * A[m, :] . B + beta * C[m]. A block per
 //     row: its 256 threads stride over K, then a tree sum in shared memory.
-//   gemv_cols (M == 1): C[n] = alpha * A . B[:, n] + beta * C[n]. A block of
-//     512 per 32 columns: 8 column threads (4 columns each, 128 contiguous
-//     bytes of a row) x 64 K lanes, 8 loads in flight per thread, summed over
-//     the K lanes in shared memory.
+//   gemv_cols, gemv_cols_wide (M == 1): C[n] = alpha * A . B[:, n] + beta * C[n].
+//     A block of 512 (1024) per 32 columns: 8 column threads (4 columns each,
+//     128 contiguous bytes of a row) x 64 (128) K lanes, 8 (4) loads in flight
+//     per thread, summed over the K lanes in shared memory.
 // `vec` = 1 where the matrix's rows are 16-byte multiples and A and B are
 // 16-byte aligned (then float4 loads; gemv_cols: a block per 8 columns
 // otherwise), else 0. beta == 0 never reads C (it may hold NaN). Sums run in
@@ -68,16 +68,18 @@ gemv_rows(int M, int K, float alpha, const float* __restrict__ A, const float* _
     }
 }
 
-// A block per 32 columns is about one per SM at N = 4096: 512 threads, 8 loads in flight each (with 256
-// threads and 4, the H100 streamed B at 1.8 TB/s: 67% of cuBLAS at 1x4096x4096; with this, 88.8%).
-constexpr int kColBlock = 512;
-constexpr int kColThreads = 8;                       // column threads per block
-constexpr int kColLanes = kColBlock / kColThreads;   // K lanes per block (64)
-constexpr int kColUnroll = 8;
+// A block per 32 columns: 8 column threads x kBlock / 8 K lanes, kUnroll loads in flight per thread. While
+// the blocks all fit at once two to an SM (N <= 64 x SMs), gemv_cols_wide's 1024 threads keep more loads in
+// flight per SM (H100, against cuBLAS: 1x4096x4096 97.7% against 89.2% for 512 threads, 1x4228x4096 121.5%
+// against 112.1%); beyond, gemv_cols's 512 fit four to an SM with no tail wave (1x11008x4096: 102.7% against
+// 99.5%).
+constexpr int kColThreads = 8;  // column threads per block
 
-extern "C" __global__ void __launch_bounds__(kColBlock)
-gemv_cols(int N, int K, float alpha, const float* __restrict__ x, const float* __restrict__ B, float beta,
-          float* __restrict__ C, int vec) {
+template <int kBlock, int kUnroll>
+__device__ __forceinline__ void gemv_cols_body(int N, int K, float alpha, const float* __restrict__ x,
+                                               const float* __restrict__ B, float beta, float* __restrict__ C,
+                                               int vec) {
+    constexpr int kColLanes = kBlock / kColThreads;  // K lanes per block
     __shared__ float sums[kColLanes][kColThreads * 4 + 1];
     const int ct = threadIdx.x % kColThreads, lane = threadIdx.x / kColThreads;
     const int width = vec ? 4 : 1, cols = kColThreads * width;  // columns per block
@@ -85,16 +87,16 @@ gemv_cols(int N, int K, float alpha, const float* __restrict__ x, const float* _
     float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     if (vec && n < N) {  // N % 4 == 0: the thread's 4 columns are all there
         int k = lane;
-        for (; k + (kColUnroll - 1) * kColLanes < K; k += kColUnroll * kColLanes) {
-            float4 b[kColUnroll];
-            float a[kColUnroll];
+        for (; k + (kUnroll - 1) * kColLanes < K; k += kUnroll * kColLanes) {
+            float4 b[kUnroll];
+            float a[kUnroll];
 #pragma unroll
-            for (int u = 0; u < kColUnroll; ++u) {
+            for (int u = 0; u < kUnroll; ++u) {
                 b[u] = *reinterpret_cast<const float4*>(B + (size_t)(k + u * kColLanes) * N + n);
                 a[u] = x[k + u * kColLanes];
             }
 #pragma unroll
-            for (int u = 0; u < kColUnroll; ++u) {
+            for (int u = 0; u < kUnroll; ++u) {
                 s[0] += a[u] * b[u].x, s[1] += a[u] * b[u].y, s[2] += a[u] * b[u].z, s[3] += a[u] * b[u].w;
             }
         }
@@ -117,4 +119,16 @@ gemv_cols(int N, int K, float alpha, const float* __restrict__ x, const float* _
         for (int l = 0; l < kColLanes; ++l) total += sums[l][at];
         if (col < N) C[col] = epilogue(total, alpha, beta, C + col);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(512)
+gemv_cols(int N, int K, float alpha, const float* __restrict__ x, const float* __restrict__ B, float beta,
+          float* __restrict__ C, int vec) {
+    gemv_cols_body<512, 8>(N, K, alpha, x, B, beta, C, vec);
+}
+
+extern "C" __global__ void __launch_bounds__(1024)
+gemv_cols_wide(int N, int K, float alpha, const float* __restrict__ x, const float* __restrict__ B, float beta,
+               float* __restrict__ C, int vec) {
+    gemv_cols_body<1024, 4>(N, K, alpha, x, B, beta, C, vec);
 }

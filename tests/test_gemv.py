@@ -31,7 +31,7 @@ def test_top_rungs_take_the_gemv_path_exactly_at_gemv_shapes(spec):
     for M, N, K in [(1, 1, 1), (1, 4096, 4096), (4096, 1, 4096), (1, 3, 100000)]:
         p = spec.params_for(M, N, K, 132)
         assert p["GEMV"] == 1 and spec.invalid_reason(p) is None
-        assert f"{gemv.kernel_name(M, N)} of cuda_src/gemv.cu" in spec.explain(M, N, K, 132, p)
+        assert f"{gemv.kernel_name(M, N, 132)} of cuda_src/gemv.cu" in spec.explain(M, N, K, 132, p)
         assert spec.shape_candidates(M, N, K, 132) == [p]  # a tune tries no tile there
     for M, N, K in [(2, 2, 2), (3, 5, 7), (4096, 4096, 4096), (4096, 16, 4096)]:
         p = spec.params_for(M, N, K, 132)
@@ -67,16 +67,25 @@ def test_a_column_of_c_is_one_launch_of_gemv_rows_with_float4_loads_where_rows_a
         assert calls[0][3][-1] == 0  # K not a multiple of 4, or A not 16-byte aligned: one float per load
 
 
-def test_a_row_of_c_is_one_launch_of_gemv_cols_over_32_or_8_columns_a_block():
-    ctx, calls, helpers = _gemv_context(Shape(1, 4096, 777))
+@pytest.mark.parametrize("N, name, block", [(4096, "gemv_cols_wide", 1024), (8448, "gemv_cols_wide", 1024),
+                                             (8452, "gemv_cols", 512), (11008, "gemv_cols", 512)])
+def test_a_row_of_c_is_one_launch_over_32_columns_a_block_of_1024_threads_while_two_a_sm_hold_them_all(N, name,
+                                                                                                       block):
+    ctx, calls, helpers = _gemv_context(Shape(1, N, 777))
     drivers.build(ctx)(1.0, 0.0)
-    assert helpers == [("gemv.cu", "gemv_cols")]
-    assert calls == [("gemv_cols", (128, 1, 1), (512, 1, 1), (4096, 777, 1.0, 4096, 8192, 0.0, 12288, 1), 0)]
+    assert helpers == [("gemv.cu", name)] and gemv.kernel_name(1, N, 132) == name
+    assert calls == [(name, (ceil_div(N, 32), 1, 1), (block, 1, 1), (N, 777, 1.0, 4096, 8192, 0.0, 12288, 1), 0)]
+
+
+def test_rows_that_are_not_16_byte_multiples_take_8_columns_a_block_and_one_float_per_load():
     for shape, pointers in [(Shape(1, 4099, 777), (4096, 8192)), (Shape(1, 4096, 777), (4096, 8196))]:
         ctx, calls, _ = _gemv_context(shape, *pointers)
-        drivers.build(ctx)(1.0, 0.0)  # rows of B not 16-byte multiples, or B not aligned: one float per load
+        drivers.build(ctx)(1.0, 0.0)  # rows of B not 16-byte multiples, or B not aligned: 513 blocks of 8 columns
         assert calls == [("gemv_cols", (ceil_div(shape.N, 8), 1, 1), (512, 1, 1),
                           (shape.N, 777, 1.0, *pointers, 0.0, 12288, 0), 0)]
+    ctx, calls, _ = _gemv_context(Shape(1, 2000, 777), 4096, 8196)
+    drivers.build(ctx)(1.0, 0.0)  # 250 blocks of 8 columns: two to an SM hold them all
+    assert calls[0][:3] == ("gemv_cols_wide", (250, 1, 1), (1024, 1, 1))
 
 
 def test_rows_beyond_the_grid_are_walked_by_a_grid_stride():
@@ -93,7 +102,7 @@ def test_gemv_at_a_shape_that_is_no_gemv_is_refused():
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
-@pytest.mark.parametrize("helper_file, entries", [("gemv.cu", {"gemv_rows", "gemv_cols"}),
+@pytest.mark.parametrize("helper_file, entries", [("gemv.cu", {"gemv_rows", "gemv_cols", "gemv_cols_wide"}),
                                                   ("small_gemm.cu", {"small_gemm"})])
 def test_the_one_launch_helper_files_compile_without_spills(tmp_path, helper_file, entries):
     """gemv.cu (here) and small_gemm.cu (tests/test_small.py): the helper files of rungs 17 and 18."""

@@ -65,7 +65,6 @@ from . import tensormap
 # Elementwise helpers are grid-stride loops: this many blocks per SM is plenty.
 _BLOCKS_PER_SM = 8
 _ELEMENTWISE_BLOCK = (256, 1, 1)
-_GEMV_COLS_BLOCK = (512, 1, 1)  # gemv.cu's kColBlock
 
 
 @dataclass
@@ -389,20 +388,22 @@ def build(ctx: LaunchContext) -> Gemm:
 
 def gemv(ctx: LaunchContext) -> Gemm:
     """GEMV = 1 (rungs 17, 18 and 28 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
-    (N == 1: a block of 256 per row of A) or gemv_cols (M == 1: a block of 512 per 32 columns of B, 8
-    where B's rows are not 16-byte multiples), float4 loads where the matrix allows them."""
+    (N == 1: a block of 256 per row of A) or gemv_cols / gemv_cols_wide (M == 1: a block of 512 or 1024 per
+    32 columns of B, 8 where B's rows are not 16-byte multiples), float4 loads where the matrix allows them."""
     M, N, K = _mnk(ctx)
     if not rung_gemv.applies(M, N):
         raise SkipKernel(f"GEMV = 1 needs M == 1 or N == 1, not {M}x{N}x{K}")
-    kernel = ctx.helper(rung_gemv.SOURCE, rung_gemv.kernel_name(M, N))
-    kernel.prepare("iifPPfPi")
     aligned = (int(ctx.A) | int(ctx.B)) % 16 == 0
     if N == 1:  # C = A x, x = B's one column: gemv_rows(M, K, alpha, A, x, beta, C, vec)
         length, vec = M, int(K % 4 == 0 and aligned)
-        grid, block = (min(M, 32 * ctx.sm_count), 1, 1), _ELEMENTWISE_BLOCK
+        grid = (min(M, 32 * ctx.sm_count), 1, 1)
     else:  # C = x B, x = A's one row: gemv_cols(N, K, alpha, x, B, beta, C, vec)
         length, vec = N, int(N % 4 == 0 and aligned)
-        grid, block = (ceil_div(N, 32 if vec else 8), 1, 1), _GEMV_COLS_BLOCK
+        grid = (ceil_div(N, 32 if vec else 8), 1, 1)
+    name = rung_gemv.kernel_name(M, N, ctx.sm_count, bool(vec))
+    kernel = ctx.helper(rung_gemv.SOURCE, name)
+    kernel.prepare("iifPPfPi")
+    block = (rung_gemv.BLOCK[name], 1, 1)
 
     def call(alpha: float, beta: float) -> None:
         kernel.prepared_async_call(grid, block, ctx.stream, length, K, alpha, ctx.A, ctx.B, beta, ctx.C, vec)

@@ -252,7 +252,7 @@ def select(M: int, N: int, K: int, sm_count: int) -> Params:
 def explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     """One line: what rung 28 does at this shape with these parameters, and why."""
     if p.get("GEMV"):
-        return gemv.explain(M, N)
+        return gemv.explain(M, N, sm_count)
     name = config_name(p)
     splits = p.get("SPLITS", 1)
     if p.get("VECTOR"):

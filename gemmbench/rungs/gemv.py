@@ -7,7 +7,7 @@ columns that are not there (15/16 of rung 17's thinnest, 16-row tile), and
 rungs 17 and 18 first run pre-passes (row-pad copies, the split of A).
 So at those shapes their per-shape choice (gemmbench.rungs.tma_choice, and
 rung 28's, gemmbench.rungs.any_shape) adds ``GEMV = 1``: the driver launches
-``gemv_rows`` (N == 1) or ``gemv_cols`` (M == 1) of ``cuda_src/gemv.cu``,
+``gemv_rows`` (N == 1) or ``gemv_cols``/``gemv_cols_wide`` (M == 1) of ``cuda_src/gemv.cu``,
 one launch, FP32 FMAs (as accurate as SGEMM: never less accurate than the
 rung's own precision), the matrix streamed once. It is a decision by the
 shape, not by measurement: no tile is tried there, and a shipped table's
@@ -15,6 +15,8 @@ entry at such a shape is not read. Pure Python.
 """
 
 from __future__ import annotations
+
+from ..spec import ceil_div
 
 SOURCE = "gemv.cu"
 RUNTIME = ("GEMV",)  # read by the driver only: the rung's own build is unchanged
@@ -25,12 +27,21 @@ def applies(M: int, N: int) -> bool:
     return M == 1 or N == 1
 
 
-def kernel_name(M: int, N: int) -> str:
-    """The kernel of cuda_src/gemv.cu that computes C at this shape."""
-    return "gemv_rows" if N == 1 else "gemv_cols"
+def kernel_name(M: int, N: int, sm_count: int, vec: bool = True) -> str:
+    """The kernel of cuda_src/gemv.cu that computes C at this shape: gemv_rows for a column of C; for a
+    row, gemv_cols_wide (1024 threads a block) while its blocks (one per 32 columns, or 8 when ``vec``
+    is off: rows that are not 16-byte multiples) all fit at once, two to an SM (2048 threads), else
+    gemv_cols (512 threads, four to an SM)."""
+    if N == 1:
+        return "gemv_rows"
+    return "gemv_cols_wide" if ceil_div(N, 32 if vec else 8) <= 2 * sm_count else "gemv_cols"
 
 
-def explain(M: int, N: int) -> str:
+BLOCK = {"gemv_rows": 256, "gemv_cols": 512, "gemv_cols_wide": 1024}  # threads per block of each kernel
+
+
+def explain(M: int, N: int, sm_count: int) -> str:
     """The footer's and ``info``'s line where the GEMV path runs."""
-    return (f"a GEMV ({'N' if N == 1 else 'M'} = 1): {kernel_name(M, N)} of cuda_src/{SOURCE}, one launch "
+    name = kernel_name(M, N, sm_count, vec=(N if M == 1 else 4) % 4 == 0)
+    return (f"a GEMV ({'N' if N == 1 else 'M'} = 1): {name} of cuda_src/{SOURCE}, one launch "
             "that reads the matrix once with FP32 FMAs (as accurate as SGEMM), no tiles and no pre-pass")

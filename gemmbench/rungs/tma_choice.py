@@ -192,7 +192,7 @@ class PerShape:
     def explain(self, M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         """One line: the tiles (and splits) at this shape, and where they came from."""
         if p.get("GEMV"):
-            return gemv.explain(M, N)
+            return gemv.explain(M, N, sm_count)
         if p.get("SMALL"):
             return small.explain(M, N, K)
         swap = bool(p.get("SWAP_AB"))
