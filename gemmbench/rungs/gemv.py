@@ -42,6 +42,6 @@ BLOCK = {"gemv_rows": 256, "gemv_cols": 512, "gemv_cols_wide": 1024}  # threads 
 
 def explain(M: int, N: int, sm_count: int) -> str:
     """The footer's and ``info``'s line where the GEMV path runs."""
-    name = kernel_name(M, N, sm_count, vec=(N if M == 1 else 4) % 4 == 0)
+    name = kernel_name(M, N, sm_count, vec=N % 4 == 0)  # vec: B's rows 16-byte multiples (M == 1 only)
     return (f"a GEMV ({'N' if N == 1 else 'M'} = 1): {name} of cuda_src/{SOURCE}, one launch "
             "that reads the matrix once with FP32 FMAs (as accurate as SGEMM), no tiles and no pre-pass")

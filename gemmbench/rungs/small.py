@@ -18,7 +18,8 @@ TILE = 32  # small_gemm.cu's kSmallTile: a block per 32 x 32 tile of C
 RUNTIME = ("SMALL",)  # read by the driver only: the rung's own build is unchanged
 
 # Where the path pays, measured on an H100 (rungs 17 and 18 at 24 shapes from 3x5x7 to 512x512x32, the path
-# against the rung's own choice, each against cuBLAS in the same rounds; the README's "Small products"):
+# against the rung's own choice, each against cuBLAS in the same rounds; README: "Rungs 17 and 18 compute
+# small products in one launch"):
 # it won wherever the rung runs a pre-pass, the product is at most 2^23 multiply-adds and K at most 256 (rung
 # 18 at 200x200x201: 82% of SGEMM against 46%; 256x256x64: 109% against 51%); with a longer K its few blocks
 # wait on memory step after step (64x64x512: 51% against 71%; 32x32x1024: 28% against 93%), and past 2^23
