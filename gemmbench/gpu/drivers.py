@@ -399,7 +399,7 @@ def gemv(ctx: LaunchContext) -> Gemm:
         grid = (min(M, 32 * ctx.sm_count), 1, 1)
     else:  # C = x B, x = A's one row: gemv_cols(N, K, alpha, x, B, beta, C, vec)
         length, vec = N, int(N % 4 == 0 and aligned)
-        grid = (ceil_div(N, 32 if vec else 8), 1, 1)
+        grid = (rung_gemv.column_blocks(N, bool(vec)), 1, 1)
     name = rung_gemv.kernel_name(M, N, ctx.sm_count, bool(vec))
     kernel = ctx.helper(rung_gemv.SOURCE, name)
     kernel.prepare("iifPPfPi")

@@ -47,7 +47,8 @@ SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1], "SPLITS": list
 CONSTRAINTS = ("KMAJOR_A=1: rung 19's constraints; KMAJOR_A=0: rung 12's; SPLITS >= 1 (K slices, grid z); "
                "PACK: rows that are not 16-byte multiples are first copied into padded rows; VECTOR=1 needs "
                "M <= 8 (and KMAJOR_A=0)")
-RUNTIME = ("SPLITS", "PACK", *gemv.RUNTIME)  # read by the driver (grid z, pre-passes, the GEMV path), not compiled in
+# read by the driver (grid z, pre-passes, the GEMV path), not compiled in
+RUNTIME = ("SPLITS", "PACK", *gemv.RUNTIME)
 
 
 def block(p: Params) -> tuple[int, int, int]:

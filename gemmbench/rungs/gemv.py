@@ -34,7 +34,13 @@ def kernel_name(M: int, N: int, sm_count: int, vec: bool = True) -> str:
     gemv_cols (512 threads, four to an SM)."""
     if N == 1:
         return "gemv_rows"
-    return "gemv_cols_wide" if ceil_div(N, 32 if vec else 8) <= 2 * sm_count else "gemv_cols"
+    return "gemv_cols_wide" if column_blocks(N, vec) <= 2 * sm_count else "gemv_cols"
+
+
+def column_blocks(N: int, vec: bool) -> int:
+    """The blocks of gemv_cols / gemv_cols_wide for N columns: 32 columns each (8 column threads x a float4),
+    8 without ``vec``."""
+    return ceil_div(N, 32 if vec else 8)
 
 
 BLOCK = {"gemv_rows": 256, "gemv_cols": 512, "gemv_cols_wide": 1024}  # threads per block of each kernel

@@ -4,7 +4,7 @@ with the parameter constraints of each rung family."""
 from __future__ import annotations
 
 from ..spec import Dim3, KernelSpec, Params, ceil_div
-from . import any_shape, gemv, multistage, small, tma_choice
+from . import any_shape, multistage, tma_choice
 from .half import HALF_BASELINES, HALF_RUNGS
 from .limits import SMEM_DEFAULT_PER_BLOCK, SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
@@ -398,7 +398,7 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                               "SM; PAIR_COLS: neighbouring columns per thread; SPLITS >= 1 (K "
                                               "slices, then reduce_splits)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid, smem=_tma_smem,
-               driver="tma", runtime_params=("SPLITS", *gemv.RUNTIME, *small.RUNTIME),
+               driver="tma", runtime_params=tma_choice.RUNTIME,
                select=R17_CHOICE.select, explain=R17_CHOICE.explain, shape_candidates=R17_CHOICE.shape_candidates,
                arch_specific=True, precision="tf32", min_cc=(8, 0),
                fallback=_mma_sync_fallback(17, "TF32 TMA warp-specialized", "17_tf32_tma_ws.cu", "tf32", "single",
@@ -415,7 +415,7 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                                               "SPLITS >= 1 (K slices, then reduce_splits; a build of its own); "
                                               "SWAP_AB: C^T = B^T A^T (BM, BN tile C^T; needs BK = 32)",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid,
-               smem=lambda p: _tma_smem(p, a_sources=2), driver="tma", runtime_params=("SPLITS", *gemv.RUNTIME, *small.RUNTIME),
+               smem=lambda p: _tma_smem(p, a_sources=2), driver="tma", runtime_params=tma_choice.RUNTIME,
                derived_defines=_split_k_build,
                select=R18_CHOICE.select, explain=R18_CHOICE.explain, shape_candidates=R18_CHOICE.shape_candidates,
                arch_specific=True, precision="3xtf32", min_cc=(8, 0),

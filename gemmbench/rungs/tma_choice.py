@@ -30,6 +30,9 @@ TILES_3XTF32 = ((128, 128), (128, 64))  # rung 18: accumulators and partial sums
 THIN_BMS = (16, 32, 64)  # tiles for M <= 64: wgmma n16 / n32 / n64
 THIN_STAGES = 8          # their slots are small (BM + BN rows of BK floats): a deeper ring in the same memory
 
+# Read by the driver of rungs 17 and 18, not compiled in: the K splits and the one-launch paths
+RUNTIME = ("SPLITS", *gemv.RUNTIME, *small.RUNTIME)
+
 MAX_SPLITS = 128
 MIN_K_TILES_PER_SPLIT = 4  # a split shorter than the ring (STAGES = 4) never fills it
 # Splitting pays only past this many K tiles (H200, rung 17 split against unsplit: 256^3, 384^3 and 512^3,
