@@ -123,23 +123,24 @@ def test_saving_is_linear_in_rows(tmp_path, monkeypatch):
     assert len(serialised) == n and len(git_runs) == 1
 
 
-def test_save_time_per_row_does_not_grow(tmp_path):
-    # CPU time of this process, not wall time: waiting for the disk (fsync) or
-    # for cores that other processes hold is not the saver's cost, and under
-    # load it made the wall-clock version of this test fail (4.5x, once in a
-    # run with two busy processes on both cores)
+def test_save_cost_per_row_does_not_grow(tmp_path):
+    # The bytes each row's save writes (journal and snapshots), not its time: timed by wall clock, and
+    # later by this process's CPU time, the test still failed under load (4.5x and 4.3x with two busy
+    # processes on both cores), so its verdict depended on the machine, not on the saver. The serialising
+    # work follows the bytes (each row is serialised once: test_saving_is_linear_in_rows above).
     writer = RecordWriter(new_record(), tmp_path)
     spent = []
     for i in range(2048):
         r = result(kid=i % 4, size=i // 4 + 1)
-        t0 = time.process_time()
+        before = writer.bytes_written
         add(writer, r)
-        spent.append(time.process_time() - t0)
+        spent.append(writer.bytes_written - before)
     writer.finish()
     first, last = sum(spent[:512]), sum(spent[-512:])
-    # linear saving: the last quarter costs about as much as the first (plus
-    # one big snapshot); saving the whole record per row would be ~7x more
-    assert last < 4 * first + 0.05, (first, last)
+    # linear saving: the last quarter costs about as much as the first (plus one big snapshot); saving the
+    # whole record per row would be ~7x more
+    assert last < 4 * first, (first, last)
+    assert first > 0
 
 
 def test_writable_check_leaves_nothing(tmp_path):
