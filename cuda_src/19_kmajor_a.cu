@@ -48,6 +48,6 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ At, const floa
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    kmajor_mainloop(acc, N, K, At, CEIL_DIV(M, BM) * BM, B, N, m0, n0, 0, CEIL_DIV(K, BK), smem);
+    kmajor_mainloop(acc, M, N, K, At, CEIL_DIV(M, BM) * BM, B, N, m0, n0, 0, CEIL_DIV(K, BK), smem);
     kmajor_store(acc, M, N, C, N, m0, n0, alpha, beta);
 }

@@ -10,9 +10,12 @@
 // gemmbench/gpu/drivers.py) and select (gemmbench/rungs/any_shape.py)
 // choose per shape, each choice one -D parameter or one pre-pass:
 //   - the loop: KMAJOR_A=1 is rung 19's (At = A^T written by transpose_pad,
-//     kmajor_loop.cuh), KMAJOR_A=0 rung 12's (A read in place,
-//     multistage_loop.cuh), which saves the pre-pass where it would cost more
-//     than the faster loop gains (small shapes);
+//     kmajor_loop.cuh); KMAJOR_A=2 the same loop with A read in place and
+//     transposed by the threads on its way into shared memory (no pre-pass:
+//     where N is small or K long, the transpose's two passes over A cost more
+//     than the ~9% slower loop); KMAJOR_A=0 rung 12's (A read in place,
+//     row-major tiles, multistage_loop.cuh), which saves the pre-pass at
+//     small shapes;
 //   - the tile, from the compiled configurations of any_shape.py, thin ones
 //     included (16 rows for M <= 16: a skinny shape computes 16 rows, not
 //     128; 16 columns for N <= 16);
@@ -61,7 +64,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A, int lda, co
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
     const SplitSlice slice = split_slice(CEIL_DIV(K, BK), M, N, ldp, alpha, beta, C, partials);
 #if KMAJOR_A
-    kmajor_mainloop(acc, N, K, A, lda, B, ldb, m0, n0, slice.t_begin, slice.t_end, smem);
+    kmajor_mainloop<KMAJOR_A == 2>(acc, M, N, K, A, lda, B, ldb, m0, n0, slice.t_begin, slice.t_end, smem);
     kmajor_store(acc, M, N, slice.out, slice.ld, m0, n0, slice.alpha, slice.beta);
 #else
     multistage_mainloop(acc, M, N, K, A, lda, B, ldb, m0, n0, slice.t_begin, slice.t_end, smem);

@@ -1,6 +1,8 @@
 // The main loop and the C store of the k-major FP32 rungs 19 and 28: both
 // tiles copied k-major (A from At = A^T, written by pack.cuh's transpose_pad
-// zero-padded to Kp x Mp, Kp = K rounded up to BK, Mp = M rounded up to BM).
+// zero-padded to Kp x Mp, Kp = K rounded up to BK, Mp = M rounded up to BM;
+// or, kAInPlace (rung 28's KMAJOR_A=2), from A itself, M x K row-major,
+// transposed by the threads between a register load and a shared store).
 // 19_kmajor_a.cu tells the rung's story; 28_any_shape.cu cuts the same loop's
 // work per shape and over K. Needs the -D parameters BM, BN, BK, TM, TN,
 // NUM_THREADS, STAGES; the including rung defines its entry point.
@@ -17,7 +19,9 @@
 // tile placed before its last k-slice, fragments double buffered in
 // registers). The FMAs of a slice are written row by row with the column
 // order reversed on every other row (serpentine); ptxas reorders them anyway.
-// Edges: At is zero-padded to whole tiles, so A copies never need a guard.
+// Edges: At is zero-padded to whole tiles, so A copies never need a guard;
+// A read in place takes 16-byte loads where a quad lies inside an aligned A,
+// guarded scalar loads (zero outside A) elsewhere.
 // B as rung 12: cp.async src-size < 16 zero-fills chunks past N or K; when
 // ldb % 4 or B's alignment forbids 16-byte copies (block-uniform flag), four
 // 4-byte cp.async.ca per chunk. C: 128-bit stores where a whole aligned
@@ -66,11 +70,13 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float4
 // The block's main loop: accumulates A[m0:m0+BM, k] @ B[k, n0:n0+BN] over the
 // K tiles [t_begin, t_end) into each thread's acc (TM x TN, rows 4*ly +
 // 32*(i/4) + i%4, columns 4*lx + 16*(j/4) + j%4 of its warptile). At has row
-// stride lda (Mp), B row stride ldb (N, or wider for a padded copy: only the
-// stride changes, nothing past column N is read). `smem` holds STAGES stages.
-__device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int N, int K, const float* __restrict__ At,
-                                                int lda, const float* __restrict__ B, int ldb, int m0, int n0,
-                                                int t_begin, int t_end, float* smem) {
+// stride lda (Mp; kAInPlace: At is A itself, M x K, row stride lda >= K), B
+// row stride ldb (N, or wider for a padded copy: only the stride changes,
+// nothing past column N is read). `smem` holds STAGES stages.
+template <bool kAInPlace = false>
+__device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int N, int K,
+                                                const float* __restrict__ At, int lda, const float* __restrict__ B,
+                                                int ldb, int m0, int n0, int t_begin, int t_end, float* smem) {
     const int tid = threadIdx.x;
 
     // ---- the chunks this thread copies ----
@@ -91,10 +97,12 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int N, int
         const unsigned sb = b_dst + 4 * stage * kStageFloats;
         const float* ga = a_src + (size_t)k0 * lda;
         const float* gb = b_src + (size_t)k0 * ldb;
+        if constexpr (!kAInPlace) {
 #pragma unroll
-        for (int q = 0; q < kCopiesA; ++q)
-            if (kExactA || a_row + q * kRowStepA < BK)
-                cp_async16_full(sa + 4 * q * kRowStepA * BM, ga + (size_t)q * kRowStepA * lda);
+            for (int q = 0; q < kCopiesA; ++q)
+                if (kExactA || a_row + q * kRowStepA < BK)
+                    cp_async16_full(sa + 4 * q * kRowStepA * BM, ga + (size_t)q * kRowStepA * lda);
+        }
         if (b_interior && k0 + BK <= K) {
 #pragma unroll
             for (int q = 0; q < kCopiesB; ++q)
@@ -116,12 +124,54 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int N, int
     const int a_frag = (warp / kWarpsN) * kWM + 4 * ly;             // + 32*i, + k*BM
     const int b_frag = kStageA + (warp % kWarpsN) * kWN + 4 * lx;   // + 16*j, + k*BN
 
+    // ---- A read in place (kAInPlace): row-major M x K, row stride lda ----
+    // A tile's BM x BK values move through registers. Thread (g, q) =
+    // (tid / kQuadsA, tid % kQuadsA) loads the 16-byte k quad q of kRowsA
+    // consecutive rows g*kRowsA + j: a warp's load reads whole 64-byte row
+    // pieces. Transposed in registers, a k of those rows is one kRowsA-wide
+    // store into As's k row. The loads are issued a whole tile ahead (fetch
+    // after a tile's barrier, store before the next one), which hides their
+    // latency behind a tile of FMAs.
+    constexpr int kQuadsA = BK / 4;
+    constexpr int kRowsA = BM * kQuadsA / NUM_THREADS;
+    static_assert(!kAInPlace || (kRowsA * NUM_THREADS == BM * kQuadsA && BK % 4 == 0 &&
+                                 (kRowsA == 1 || kRowsA == 2 || kRowsA == 4)),
+                  "A's 16-byte chunks must split into 1, 2 or 4 rows per thread");
+    float4 a_next[kAInPlace ? kRowsA : 1];
+    const int a_quad = 4 * (tid % kQuadsA), a_first = (tid / kQuadsA) * kRowsA;
+    const bool a_vector = (lda & 3) == 0 && is_aligned16(At);  // block-uniform
+    auto fetch_a = [&](int t) {
+        const int k0 = t * BK;
+        const bool quad_in = a_vector && a_quad + 4 <= K - k0;
+#pragma unroll
+        for (int j = 0; j < kRowsA; ++j)
+            a_next[j] = load_float4(At + (size_t)m0 * lda + k0, lda, a_first + j, a_quad, M - m0, K - k0,
+                                    quad_in && a_first + j < M - m0);
+    };
+    auto store_a = [&](int stage) {
+        float* as = smem + stage * kStageFloats + a_quad * BM + a_first;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            float v[kRowsA];
+#pragma unroll
+            for (int j = 0; j < kRowsA; ++j) v[j] = reinterpret_cast<const float*>(&a_next[j])[i];
+            if constexpr (kRowsA == 4) *reinterpret_cast<float4*>(as + i * BM) = make_float4(v[0], v[1], v[2], v[3]);
+            else if constexpr (kRowsA == 2) *reinterpret_cast<float2*>(as + i * BM) = make_float2(v[0], v[1]);
+            else as[i * BM] = v[0];
+        }
+    };
+
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (t_begin + s < t_end) load_tile(t_begin + s, s);
         cp_async_commit();  // empty groups keep the count uniform
     }
     if (t_begin >= t_end) return;
+    if constexpr (kAInPlace) {
+        fetch_a(t_begin);
+        store_a(0);
+        if (t_begin + 1 < t_end) fetch_a(t_begin + 1);
+    }
 
     float4 a[2][TM / 4], b[2][TN / 4];
     auto load_frags = [&](int buf, const float* stage, int k) {
@@ -145,10 +195,16 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int N, int
             if (k + 1 < BK) {
                 load_frags((k + 1) & 1, stage, k + 1);
             } else {
+                if constexpr (kAInPlace) {  // tile t+1's A, fetched a tile ago, into the stage it will be read from
+                    if (t + 1 < t_end) store_a(read_stage + 1 == STAGES ? 0 : read_stage + 1);
+                }
                 cp_async_wait<STAGES - 3>();
                 __syncthreads();
                 if (t + STAGES - 1 < t_end) load_tile(t + STAGES - 1, write_stage);
                 cp_async_commit();
+                if constexpr (kAInPlace) {
+                    if (t + 2 < t_end) fetch_a(t + 2);
+                }
                 read_stage = read_stage + 1 == STAGES ? 0 : read_stage + 1;
                 write_stage = write_stage + 1 == STAGES ? 0 : write_stage + 1;
                 if (t + 1 < t_end) load_frags(0, smem + read_stage * kStageFloats, 0);

@@ -61,10 +61,33 @@ def test_explain_names_the_pre_passes():
     assert "2 K splits of 512" in any_shape.explain(1000, 1000, 1000, H200_SMS, k_major)
 
 
-@pytest.mark.parametrize("bad, why", [({"KMAJOR_A": 2}, "KMAJOR_A"), ({"SPLITS": 0}, "SPLITS"),
+@pytest.mark.parametrize("bad, why", [({"KMAJOR_A": 3}, "KMAJOR_A"), ({"SPLITS": 0}, "SPLITS"),
                                       ({"PACK": 3}, "PACK"), ({"TM": 3}, "TM")])
 def test_the_check_names_what_is_wrong(bad, why):
     assert why in SPEC.invalid_reason({**any_shape.DEFAULT, **bad})
+
+
+def test_a_in_place_k_major_tile_splits_a_into_whole_rows_per_thread():
+    in_kernel = {**any_shape.CONFIGS["in-kernel k-major 64x128"], "SPLITS": 1, "PACK": 1}
+    assert SPEC.invalid_reason(in_kernel) is None
+    # 64 rows x 4 quads over 128 threads = 2 rows each; with BK = 8, 64 x 2 quads = 1 row each; BK = 12 is 3 quads
+    assert SPEC.invalid_reason({**in_kernel, "BK": 8}) is None
+    assert "1, 2 or 4 rows" in SPEC.invalid_reason({**in_kernel, "BK": 12})
+
+
+def test_the_in_kernel_k_major_tiles_need_no_pre_pass_for_a():
+    for shape in [(1024, 1024, 1024), (1000, 1000, 1001), (333, 555, 777)]:
+        done = _passes("in-kernel k-major 64x128", shape)
+        assert not (done.transpose_a or done.pad_a or done.unaligned)
+    assert _passes("in-kernel k-major 64x128", (333, 555, 777)).pad_b  # B is copied by cp.async as before
+    line = any_shape.explain(4096, 256, 4096, H200_SMS, {**any_shape.CONFIGS["in-kernel k-major 64x128"],
+                                                         "SPLITS": 3, "PACK": 1})
+    assert line.startswith("in-kernel k-major 64x128 tiles") and "no pre-pass" in line and "by a pre-pass" not in line
+    # the model charges the k-major loop's pre-pass where A is long (N small), the slower loop elsewhere
+    big = any_shape.estimate(4096, 4096, 4096, H200_SMS, "in-kernel k-major 64x128", 1)
+    assert big > any_shape.estimate(4096, 4096, 4096, H200_SMS, "k-major 64x128", 1)
+    skinny = any_shape.estimate(4096, 128, 4096, H200_SMS, "in-kernel k-major 64x128", 4)
+    assert skinny < any_shape.estimate(4096, 128, 4096, H200_SMS, "k-major 64x128", 4)
 
 
 def test_the_model_charges_the_pre_passes_and_the_reduction():

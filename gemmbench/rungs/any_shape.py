@@ -7,7 +7,7 @@ are not a multiple of 16 bytes, so the loop copies 16 bytes at a time; 0: the
 loop copies such rows 4 bytes at a time, which saves a launch at tiny shapes).
 Both are read by the driver, not compiled in. ``select`` picks the
 choice measured fastest at that shape when the shipped table holds it
-(``any_shape_h200.json``, a gemmbench.rungs.choice_table made by ``gemmbench
+(``any_shape_h100.json``, a gemmbench.rungs.choice_table made by ``gemmbench
 tune -i 28 --shapes ... --table``, the command in the file; used on a GPU
 with the same SM count, while the rung's source is the one it was measured
 on), else the one with the least estimated time (``estimate``); ``explain``
@@ -23,13 +23,19 @@ from pathlib import Path
 from ..spec import Params
 from . import gemv, multistage
 
-# The loops: KMAJOR_A=1 is rung 19's (A transposed by a pre-pass), 0 rung 12's (A read in place).
+# The loops: KMAJOR_A=1 is rung 19's (A transposed by a pre-pass), 2 the same with A transposed by the
+# kernel's threads (kmajor_loop.cuh's kAInPlace), 0 rung 12's (A read in place, row-major tiles).
 # VECTOR=1 (M <= 8) replaces the tiles by one pass over B; its tile parameters are unused (kept so
 # every configuration has the same names). (A VECTOR=2 for N <= 8, a warp per row of A, ran slower
 # than the 128x16 tiles at 4096x1x4096 on the H200, 48 against 33 us, and was dropped.)
 CONFIGS: dict[str, Params] = {
     "k-major 128x128": dict(multistage.R19_CONFIGS["large"], KMAJOR_A=1, VECTOR=0),
     "k-major 64x128": dict(multistage.R19_CONFIGS["small"], KMAJOR_A=1, VECTOR=0),
+    # the same loop with A read in place and transposed by the threads on its way into shared memory: no
+    # pre-pass (two passes over A, which cost most where N is small or K long), but a loop ~9% slower (H100,
+    # 4096^3). Its 128x128 tiles were no faster than these at 4096^3 and slower at the skinny and long-K
+    # shapes where the loop pays (4096x256x4096, 4096x128x4096, 512x512x32768), so only these are compiled.
+    "in-kernel k-major 64x128": dict(multistage.R19_CONFIGS["small"], KMAJOR_A=2, VECTOR=0),
     "row-major 128x128": dict(multistage.CONFIGS["medium"], KMAJOR_A=0, VECTOR=0),
     "row-major 64x64": dict(multistage.CONFIGS["small"], KMAJOR_A=0, VECTOR=0),
     # thin tiles: a shape with M (or N) <= 16 computes 16 rows (columns) per tile, not 64-128
@@ -43,8 +49,9 @@ VECTOR_THREADS = 256   # per block of the VECTOR kernel (28_any_shape.cu: kVecto
 VECTOR_MAX = 8         # the most rows (M) it takes (kMaxVector)
 SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULT: Params = {**CONFIGS["k-major 128x128"], "SPLITS": 1, "PACK": 1}
-SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1], "SPLITS": list(SPLIT_CHOICES), "PACK": [0, 1]}
-CONSTRAINTS = ("KMAJOR_A=1: rung 19's constraints; KMAJOR_A=0: rung 12's; SPLITS >= 1 (K slices, grid z); "
+SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1, 2], "SPLITS": list(SPLIT_CHOICES), "PACK": [0, 1]}
+CONSTRAINTS = ("KMAJOR_A=1: rung 19's constraints; KMAJOR_A=2: the same, and each thread moves 1, 2 or 4 "
+               "rows of A's 16-byte k quads; KMAJOR_A=0: rung 12's; SPLITS >= 1 (K slices, grid z); "
                "PACK: rows that are not 16-byte multiples are first copied into padded rows; VECTOR=1 needs "
                "M <= 8 (and KMAJOR_A=0)")
 # read by the driver (grid z, pre-passes, the GEMV path), not compiled in
@@ -78,8 +85,9 @@ def check(p: Params) -> str | None:
     """Why a parameter combination of rung 28 is invalid, or None."""
     if p.get("VECTOR", 0) not in (0, 1):
         return "VECTOR must be 0 (tiles) or 1 (M <= 8, no tiles)"
-    if p.get("KMAJOR_A") not in (0, 1):
-        return "KMAJOR_A must be 0 (A read in place) or 1 (A transposed by a pre-pass)"
+    if p.get("KMAJOR_A") not in (0, 1, 2):
+        return ("KMAJOR_A must be 0 (A read in place, row-major tiles), 1 (A transposed by a pre-pass) or 2 "
+                "(A transposed into the k-major tiles by the threads)")
     if p.get("VECTOR") and p["KMAJOR_A"]:
         return "the VECTOR kernel reads A in place: KMAJOR_A must be 0"
     if p.get("SPLITS", 1) < 1:
@@ -88,6 +96,8 @@ def check(p: Params) -> str | None:
         return "PACK must be 0 or 1"
     if p.get("VECTOR"):
         return None  # the tile parameters are not used
+    if p["KMAJOR_A"] == 2 and (p["BK"] % 4 or p["BM"] * (p["BK"] // 4) not in [r * p["NUM_THREADS"] for r in (1, 2, 4)]):
+        return "KMAJOR_A=2: BK must be a multiple of 4 and each thread must move 1, 2 or 4 rows of A (BM*BK/4/NUM_THREADS)"
     return (multistage.check_19 if p["KMAJOR_A"] else multistage.check)(p)
 
 
@@ -96,14 +106,17 @@ def config_name(p: Params) -> str:
     for name, c in CONFIGS.items():
         if all(p.get(k) == v for k, v in c.items()):
             return name
-    return f"{'k-major' if p.get('KMAJOR_A') else 'row-major'} {p.get('BM')}x{p.get('BN')}"
+    loop = {0: "row-major", 1: "k-major", 2: "in-kernel k-major"}.get(p.get("KMAJOR_A"), "row-major")
+    return f"{loop} {p.get('BM')}x{p.get('BN')}"
 
 
 # --- the time model ----------------------------------------------------------
 # Fraction of an SM's FP32 peak each configuration's loop reaches with 8 or
 # more warps resident (H200: rung 19's tiles 51 TFLOP/s at 4096^3, rung 13's
-# 42 at 2048^3; the thin tiles read 2.5 shared float4s per 16 FMAs a k-step).
-_EFFICIENCY = {"k-major 128x128": 0.86, "k-major 64x128": 0.83, "row-major 128x128": 0.71,
+# 42 at 2048^3; the thin tiles read 2.5 shared float4s per 16 FMAs a k-step;
+# H100, 4096^3: the in-kernel k-major tiles at 91% of the pre-pass loop's rate).
+_EFFICIENCY = {"k-major 128x128": 0.86, "k-major 64x128": 0.83, "in-kernel k-major 64x128": 0.78,
+               "row-major 128x128": 0.71,
                "row-major 64x64": 0.62, "row-major 16x128": 0.40, "row-major 128x16": 0.40}  # VECTOR: memory
 _WARPS_FOR_FULL_RATE = 8
 _PEAK_PER_SM = 2 * 128 * 1.755e9     # FP32 flop/s of one SM at the H200's sustained clock
@@ -120,7 +133,7 @@ class Passes:
     """What one call does besides the main kernel, per shape and parameters
     (the "any_shape" driver, the model and ``explain`` all read it here)."""
 
-    transpose_a: bool  # KMAJOR_A: transpose_pad writes At
+    transpose_a: bool  # KMAJOR_A=1: transpose_pad writes At
     pad_a: bool        # copy_rows pads A's rows (K % 4, PACK, the tiles: they read A in float4s)
     pad_b: bool        # copy_rows pads B's rows (N % 4, PACK)
     pad_c: bool        # the tiles store into a padded buffer that reduce_splits copies into C (N % 4, PACK)
@@ -130,10 +143,10 @@ class Passes:
 
 def passes(M: int, N: int, K: int, p: Params) -> Passes:
     pack, vector = p.get("PACK", 1), p.get("VECTOR", 0)
-    a_odd = not p["KMAJOR_A"] and K % 4 != 0 and not vector  # VECTOR reads A one value at a time anyway
+    a_odd = p["KMAJOR_A"] == 0 and K % 4 != 0 and not vector  # VECTOR, KMAJOR_A=2 read A through registers
     b_odd = N % 4 != 0
     pad_c = bool(pack) and N % 4 != 0 and vector == 0
-    return Passes(bool(p["KMAJOR_A"]), a_odd and bool(pack), b_odd and bool(pack), pad_c,
+    return Passes(p["KMAJOR_A"] == 1, a_odd and bool(pack), b_odd and bool(pack), pad_c,
                   (a_odd or b_odd) and not pack, p.get("SPLITS", 1) > 1 or pad_c)
 
 
@@ -216,7 +229,7 @@ def model_choice(M: int, N: int, K: int, sm_count: int) -> tuple[str, int, int]:
 
 
 SOURCE = "28_any_shape.cu"
-TABLE_PATH = Path(__file__).with_name("any_shape_h200.json")
+TABLE_PATH = Path(__file__).with_name("any_shape_h100.json")
 
 
 def shipped_table():
@@ -265,6 +278,8 @@ def explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
                  + (f" x {splits} K splits of {per * p['BK']}" if splits > 1 else "")
                  + f" = {tiles * splits} blocks for {sm_count * p['MIN_BLOCKS']} block slots ({sm_count} SMs)"]
     done = passes(M, N, K, p)
+    if p.get("KMAJOR_A") == 2:
+        parts.append("A transposed by the threads on its way into shared memory (no pre-pass)")
     pre = [what for what, needed in (("A transposed", done.transpose_a), ("A's rows padded", done.pad_a),
                                       ("B's rows padded", done.pad_b)) if needed]
     if pre:
