@@ -96,8 +96,11 @@ def check(p: Params) -> str | None:
         return "PACK must be 0 or 1"
     if p.get("VECTOR"):
         return None  # the tile parameters are not used
-    if p["KMAJOR_A"] == 2 and (p["BK"] % 4 or p["BM"] * (p["BK"] // 4) not in [r * p["NUM_THREADS"] for r in (1, 2, 4)]):
-        return "KMAJOR_A=2: BK must be a multiple of 4 and each thread must move 1, 2 or 4 rows of A (BM*BK/4/NUM_THREADS)"
+    if p["KMAJOR_A"] == 2:
+        quads = p["BM"] * (p["BK"] // 4)  # A's 16-byte k quads in a tile, shared out evenly by whole rows
+        if p["BK"] % 4 or quads % p["NUM_THREADS"] or quads // p["NUM_THREADS"] not in (1, 2, 4):
+            return ("KMAJOR_A=2: BK must be a multiple of 4 and each thread must move 1, 2 or 4 rows of A "
+                    "(BM*BK/4/NUM_THREADS)")
     return (multistage.check_19 if p["KMAJOR_A"] else multistage.check)(p)
 
 
@@ -116,8 +119,8 @@ def config_name(p: Params) -> str:
 # 42 at 2048^3; the thin tiles read 2.5 shared float4s per 16 FMAs a k-step;
 # H100, 4096^3: the in-kernel k-major tiles at 91% of the pre-pass loop's rate).
 _EFFICIENCY = {"k-major 128x128": 0.86, "k-major 64x128": 0.83, "in-kernel k-major 64x128": 0.78,
-               "row-major 128x128": 0.71,
-               "row-major 64x64": 0.62, "row-major 16x128": 0.40, "row-major 128x16": 0.40}  # VECTOR: memory
+               "row-major 128x128": 0.71, "row-major 64x64": 0.62, "row-major 16x128": 0.40,
+               "row-major 128x16": 0.40}  # VECTOR: memory
 _WARPS_FOR_FULL_RATE = 8
 _PEAK_PER_SM = 2 * 128 * 1.755e9     # FP32 flop/s of one SM at the H200's sustained clock
 _BLOCK_OVERHEAD = 2.0e-6             # prologue (STAGES-1 tiles of latency) + epilogue of a block, s
