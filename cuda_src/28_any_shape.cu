@@ -27,9 +27,12 @@
 //     copied into padded rows (pack.cuh's copy_rows, inside the timed call:
 //     O(MK) or O(KN) against the product's O(MNK)), so every copy is a
 //     16-byte cp.async; the loops take the padded pitch as the stride (lda,
-//     ldb) and still stop at K and N. C likewise: when its rows are not
-//     16-byte multiples the tiles store into a padded buffer (ldp) with
-//     16-byte stores, and reduce_splits writes C one element per thread.
+//     ldb) and still stop at K and N. C likewise when K is split: where its
+//     rows are not 16-byte multiples, the splits' sums go to padded rows
+//     (ldp) with 16-byte stores, and reduce_splits writes C one element per
+//     thread; unsplit, the tiles store into C itself (4-byte stores where a
+//     float4 of a row is not 16-byte aligned), which measured faster than a
+//     padded buffer and a copy.
 // The table footer and `gemmbench info` print the choice and why.
 // Expected bottleneck: as rung 19 (FFMA issue) where the tiles fill the SMs;
 // for skinny shapes, the one read of the long operand (memory); for small

@@ -54,7 +54,9 @@ def test_split_and_pack_are_read_at_run_time_not_compiled_in():
 def test_explain_names_the_pre_passes():
     p = {**any_shape.CONFIGS["row-major 64x64"], "SPLITS": 1, "PACK": 1}
     line = any_shape.explain(100, 61, 50, H200_SMS, p)
-    assert "A's rows padded and B's rows padded by a pre-pass" in line and "C's rows are not 16-byte" in line
+    assert "A's rows padded and B's rows padded by a pre-pass" in line and "C's rows" not in line
+    split = any_shape.explain(1000, 61, 500, H200_SMS, {**p, "SPLITS": 2})
+    assert "C's rows are not 16-byte multiples: the splits' sums stored in padded rows" in split
     assert "4 bytes at a time" in any_shape.explain(100, 61, 50, H200_SMS, {**p, "PACK": 0})
     k_major = {**any_shape.CONFIGS["k-major 64x128"], "SPLITS": 2, "PACK": 1}
     assert "A transposed by a pre-pass" in any_shape.explain(1000, 1000, 1000, H200_SMS, k_major)
@@ -93,8 +95,10 @@ def test_the_in_kernel_k_major_tiles_need_no_pre_pass_for_a():
 def test_the_model_charges_the_pre_passes_and_the_reduction():
     base = any_shape.estimate(1024, 1024, 1024, H200_SMS, "row-major 64x64", 1)
     assert any_shape.estimate(1024, 1024, 1021, H200_SMS, "row-major 64x64", 1, pack=1) > base
-    # N % 4: B padded, and C's results go through the padded buffer and reduce_splits
-    assert any_shape.estimate(1024, 1021, 1024, H200_SMS, "row-major 64x64", 1, pack=1) > base + 2 * 2.5e-6
+    # N % 4: B padded (a launch); split, the sums go through padded rows and reduce_splits (another)
+    assert any_shape.estimate(1024, 1021, 1024, H200_SMS, "row-major 64x64", 1, pack=1) > base + 2.5e-6
+    split = any_shape.estimate(1024, 1024, 1024, H200_SMS, "row-major 64x64", 2)
+    assert any_shape.estimate(1024, 1021, 1024, H200_SMS, "row-major 64x64", 2, pack=1) > split + 2.5e-6
 
 
 def _passes(config, shape, **extra):
@@ -103,6 +107,9 @@ def _passes(config, shape, **extra):
 
 def test_passes_pad_what_is_unaligned_and_what_the_kernel_reads_in_float4s():
     assert _passes("k-major 64x128", (1024, 1023, 1024)) == any_shape.Passes(
+        transpose_a=True, pad_a=False, pad_b=True, pad_c=False, unaligned=False, reduce=False)
+    # C's rows are padded only for the splits' sums: unsplit, the tiles store into C itself
+    assert _passes("k-major 64x128", (1024, 1023, 1024), SPLITS=3) == any_shape.Passes(
         transpose_a=True, pad_a=False, pad_b=True, pad_c=True, unaligned=False, reduce=True)
     assert _passes("row-major 64x64", (100, 64, 50)) == any_shape.Passes(
         transpose_a=False, pad_a=True, pad_b=False, pad_c=False, unaligned=False, reduce=False)

@@ -125,13 +125,21 @@ def test_any_shape_aligned_row_major_is_one_launch_with_the_strides():
     assert allocated == []
 
 
-def test_any_shape_pads_unaligned_rows_of_a_b_and_c():
+def test_any_shape_pads_unaligned_rows_of_a_and_b_and_stores_c_in_place_unsplit():
     calls, allocated = _any_shape({"KMAJOR_A": 0}, Shape(100, 61, 50))  # K = 50, N = 61: rows of 200 and 244 B
-    assert allocated == [100 * 52, 50 * 64, 100 * 64]  # A, B, and C's results padded to 64 columns
-    assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm", "reduce_splits"]
+    assert allocated == [100 * 52, 50 * 64]  # A and B padded to 52 and 64 columns; C is written as it is
+    assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm"]
     assert calls[0][3] == (100, 50, "A", 52, 1001) and calls[1][3] == (50, 61, "B", 64, 1002)
-    assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 1003, 64)
-    assert calls[3][3] == (100, 61, 64, 1, 0.5, 1003, 2.0, "C")  # one "split": a padded copy into C
+    assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 0, 61)
+
+
+def test_any_shape_split_gives_unaligned_c_padded_partials_and_a_scalar_reduce_grid():
+    calls, allocated = _any_shape({"KMAJOR_A": 0, "SPLITS": 2}, Shape(1000, 61, 50))
+    assert allocated == [1000 * 52, 50 * 64, 2 * 1000 * 64]  # A, B, and the two splits' sums in rows of 64
+    assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm", "reduce_splits"]
+    assert calls[2][3][-2:] == (1003, 64)
+    # reduce_splits goes one element at a time through padded rows: two elements a thread
+    assert calls[3][1] == (ceil_div(1000 * 61, 512), 1, 1) and calls[3][3] == (1000, 61, 64, 2, 0.5, 1003, 2.0, "C")
 
 
 def test_any_shape_without_pack_reads_unaligned_rows_in_place():
