@@ -88,3 +88,17 @@ def test_the_rungs_own_module_is_built_only_when_a_driver_asks_it_for_a_kernel()
     assert loads == []
     assert module.get_function("sgemm") == "sgemm" and module.get_function("split_tf32") == "split_tf32"
     assert loads == [1]
+
+
+def test_the_verbose_compile_line_names_the_file_nvcc_builds():
+    """At a GEMV or small product the rung's own file is never compiled: the line names the helper instead."""
+    from gemmbench.gpu.backend import compile_line
+    rung28 = get_spec("gpu", 28)
+    tiles = rung28.params_for(1000, 1000, 1000, 132)
+    line = compile_line(rung28, tiles, (9, 0))
+    assert line.startswith("nvcc -cubin 28_any_shape.cu ") and "-DBM=" in line and "-arch sm_90" in line
+    gemv_line = compile_line(rung28, rung28.params_for(1, 4096, 4096, 132), (9, 0))
+    assert gemv_line.startswith("nvcc -cubin gemv.cu -O3 -lineinfo -arch sm_90 ") and "-DBM" not in gemv_line
+    assert "in place of 28_any_shape.cu" in gemv_line
+    small_line = compile_line(RUNG17, RUNG17.params_for(3, 5, 7, 132), (9, 0))
+    assert small_line.startswith(f"nvcc -cubin {small.SOURCE} ") and "in place of 17_tf32_tma_ws.cu" in small_line

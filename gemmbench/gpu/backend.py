@@ -23,6 +23,17 @@ def bytes_needed(shape: Shape, itemsize: int = 4) -> int:
     return itemsize * (shape.M * shape.K + shape.K * shape.N + shape.M * shape.N)
 
 
+def compile_line(run_spec: KernelSpec, params: Params, cc: tuple[int, int]) -> str:
+    """The --verbose line naming what nvcc builds for a call: the rung's file with its -D parameters, or, on
+    the GEMV and small-product paths, the helper file that runs instead (the rung itself is not built)."""
+    helper = drivers.helper_source(params)
+    if helper:
+        return (f"nvcc -cubin {helper} {' '.join(kernels.BASE_OPTIONS)} -arch {kernels.arch_for(cc)} "
+                f"(in place of {run_spec.source} at this shape; nvcc runs only on a cache miss)")
+    return (f"nvcc -cubin {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, params))} "
+            f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
+
+
 class _OnFirstUse:
     """The rung's module, loaded when a driver first asks it for a kernel: the one-launch paths of rungs 17
     and 18 (GEMV, SMALL) run a helper file's kernel and never build the rung itself."""
@@ -134,8 +145,7 @@ class GpuBackend:
         reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
-        self._log(f"nvcc -cubin {run_spec.source} {' '.join(kernels.nvcc_options(run_spec, p))} "
-                  f"{kernels.describe_target(kernels.target_for(run_spec, cc))} (nvcc runs only on a cache miss)")
+        self._log(compile_line(run_spec, p, cc))
         gemm = drivers.build(drivers.LaunchContext(
             run_spec, p, _OnFirstUse(lambda: kernels.load_module(run_spec, cc, p)), shape, A, B, C, self.stream,
             self.info.sm_count, self.max_shared_bytes, self._workspace, self._allow_shared,

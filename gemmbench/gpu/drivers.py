@@ -390,6 +390,16 @@ def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:
     return ctx.shape.M, ctx.shape.N, ctx.shape.K
 
 
+def helper_source(params: Params) -> str | None:
+    """The cuda_src helper file whose kernel a call runs in place of the rung's own (the one-launch GEMV and
+    small-product paths: ``build`` then never loads the rung's module), or None."""
+    if params.get("GEMV"):
+        return rung_gemv.SOURCE
+    if params.get("SMALL"):
+        return rung_small.SOURCE
+    return None
+
+
 def build(ctx: LaunchContext) -> Gemm:
     if ctx.params.get("GEMV"):
         return gemv(ctx)
