@@ -107,8 +107,11 @@ class LaunchContext:
             raise SkipKernel(f"grid {grid} exceeds CUDA's 65535 limit in y/z")
         return grid, block, self.spec.shared_bytes(self.params)
 
-    def elementwise_grid(self, n: int) -> tuple:
-        return (max(1, min(ceil_div(n, 4 * _ELEMENTWISE_BLOCK[0]), _BLOCKS_PER_SM * self.sm_count)), 1, 1)
+    def elementwise_grid(self, n: int, per_block: int = 4 * _ELEMENTWISE_BLOCK[0],
+                         blocks_per_sm: int = _BLOCKS_PER_SM) -> tuple:
+        """A grid-stride kernel's grid: a block per ``per_block`` of the n elements (four a thread), at most
+        ``blocks_per_sm`` blocks an SM."""
+        return (max(1, min(ceil_div(n, per_block), blocks_per_sm * self.sm_count)), 1, 1)
 
 
 def single(ctx: LaunchContext) -> Gemm:
@@ -249,10 +252,11 @@ def _reduce_grid(ctx: LaunchContext, splits: int, ldp: int | None = None) -> tup
     the float4 loop)."""
     M, N = ctx.shape.M, ctx.shape.N
     if splits >= _DEEP_SPLITS:
-        return (max(1, min(ceil_div(M * N, 32), _BLOCKS_PER_SM * ctx.sm_count)), 1, 1)
-    if (ldp if ldp is not None else N) != N or (M * N) % 4:
-        per_block = _SCALAR_REDUCE_PER_THREAD * _ELEMENTWISE_BLOCK[0]
-        return (max(1, min(ceil_div(M * N, per_block), _SCALAR_REDUCE_BLOCKS_PER_SM * ctx.sm_count)), 1, 1)
+        return ctx.elementwise_grid(M * N, per_block=32)
+    float4_loop = (ldp is None or ldp == N) and (M * N) % 4 == 0
+    if not float4_loop:
+        return ctx.elementwise_grid(M * N, _SCALAR_REDUCE_PER_THREAD * _ELEMENTWISE_BLOCK[0],
+                                    _SCALAR_REDUCE_BLOCKS_PER_SM)
     return ctx.elementwise_grid(M * N)
 
 
