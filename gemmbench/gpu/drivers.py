@@ -405,10 +405,9 @@ def helper_source(params: Params) -> str | None:
 
 
 def build(ctx: LaunchContext) -> Gemm:
-    if ctx.params.get("GEMV"):
-        return gemv(ctx)
-    if ctx.params.get("SMALL"):
-        return small(ctx)
+    helper = helper_source(ctx.params)  # the one decision of which path runs (the --verbose line reads it too)
+    if helper is not None:
+        return {rung_gemv.SOURCE: gemv, rung_small.SOURCE: small}[helper](ctx)
     return DRIVERS[ctx.spec.driver](ctx)
 
 
