@@ -7,23 +7,37 @@
 #include "common.cuh"
 
 // dst[r * pitch + c] = src[r * cols + c] for r < rows, c < cols: a matrix
-// copied into rows `pitch` floats apart. The padding is left as it was and
-// never read: a tensor map's dims stop at `cols` (TMA zero-fills past them),
-// and rung 28's loops take `pitch` as the stride only, `cols` as the extent.
-// Grid-stride over the elements; 32-bit index math (a 64-bit division costs
-// several times more) unless the copy has 2^31 elements or more.
+// copied into rows `pitch` floats apart (pitch a multiple of 4, dst 16-byte
+// aligned: the driver's workspace). A thread writes four floats of a dst row
+// with one 16-byte store, zeros past `cols` (a tensor map's dims stop at
+// `cols`, rung 28's loops take `pitch` as the stride only, so the padding is
+// never read), from four 4-byte loads: src's rows are not 16-byte aligned
+// (that is why the copy exists), and the loads' sectors are shared by
+// neighbouring threads through L1. Stores cost more than loads, hence wide
+// ones. Grid-stride over the 4-float groups; 32-bit index math (a 64-bit
+// division costs several times more) unless dst has 2^31 floats or more.
+__device__ __forceinline__ void copy_row_group(int cols, const float* __restrict__ src, int pitch,
+                                               float* __restrict__ dst, size_t r, int c) {
+    const float* s = src + r * cols + c;
+    const float4 v = make_float4(s[0], c + 1 < cols ? s[1] : 0.0f, c + 2 < cols ? s[2] : 0.0f,
+                                 c + 3 < cols ? s[3] : 0.0f);  // c < cols: groups start inside the row
+    *reinterpret_cast<float4*>(dst + r * pitch + c) = v;
+}
+
 extern "C" __global__ void copy_rows(int rows, int cols, const float* __restrict__ src, int pitch,
                                      float* __restrict__ dst) {
-    const long long n = (long long)rows * cols, stride = (long long)gridDim.x * blockDim.x;
+    const int groups = CEIL_DIV(cols, 4);  // per row: pitch / 4 of them (pitch_for_tma)
+    const long long n = (long long)rows * groups, stride = (long long)gridDim.x * blockDim.x;
     const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (n < 0x7fffffffLL) {
+    if ((long long)rows * pitch < 0x7fffffffLL) {
         for (unsigned i = (unsigned)first; i < (unsigned)n; i += (unsigned)stride) {
-            const unsigned r = i / (unsigned)cols;
-            dst[(size_t)r * pitch + (i - r * (unsigned)cols)] = src[i];
+            const unsigned r = i / (unsigned)groups;
+            copy_row_group(cols, src, pitch, dst, r, 4 * (i - r * (unsigned)groups));
         }
         return;
     }
-    for (long long i = first; i < n; i += stride) dst[(i / cols) * pitch + i % cols] = src[i];
+    for (long long i = first; i < n; i += stride)
+        copy_row_group(cols, src, pitch, dst, (size_t)(i / groups), 4 * (int)(i % groups));
 }
 
 // At = A^T zero-padded: At[k][m] = A[m][k] for m < M, k < K, 0 elsewhere in

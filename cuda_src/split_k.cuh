@@ -7,9 +7,9 @@
 // sums (alpha = 1, beta = 0: never reads) to partials[z*M*ldp + row*ldp +
 // col], and reduce_splits then adds the splits in the fixed order z = 0, 1,
 // ... (deterministic) and applies the epilogue. ldp may exceed N: rung 28
-// gives C's results a padded buffer even unsplit when C's rows are not
-// 16-byte multiples, so the tile stores stay 16-byte wide and the reduction,
-// one thread per element, writes C coalesced. A split whose K range is empty
+// gives a split call's sums padded rows when C's rows are not 16-byte
+// multiples, so the tile stores stay 16-byte wide; the reduction reads them
+// four floats at a time and stores C's elements one by one. A split whose K range is empty
 // (possible when the split count does not divide the tile count evenly)
 // still writes its zeros, so reduce_splits never reads uninitialised partials.
 #include "common.cuh"
@@ -40,9 +40,10 @@ constexpr int kReduceThreads = 256;
 constexpr int kDeepSplits = 32;  // from this many splits on, the splits of an element are summed by 8 warps
 
 // C = alpha * sum_z partials[z] + beta * C; partials rows ldp floats apart.
-// Below kDeepSplits splits: grid-stride, one thread per element (four with
-// float4s when ldp == N, M*N % 4 == 0 and both pointers are 16-byte
-// aligned), z in increasing order. From kDeepSplits on (a long-K shape: few
+// Below kDeepSplits splits: grid-stride, z in increasing order, a thread per
+// four elements with float4 loads where it can (ldp == N, M*N % 4 == 0 and
+// both pointers 16-byte aligned: C as one flat float4 array; padded rows,
+// ldp % 4 == 0: four floats of a row), else one element at a time. From kDeepSplits on (a long-K shape: few
 // elements, many splits, where one thread's chain of dependent loads would
 // take longer than the product), a block takes 32 elements at a time: warp w
 // sums splits w, w+8, ... of its lane's element and warp 0 adds the 8 sums in
@@ -85,6 +86,27 @@ reduce_splits(int M, int N, int ldp, int splits, float alpha, const float* __res
                 s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
             }
             *reinterpret_cast<float4*>(C + 4 * i) = gemm_epilogue4(s, alpha, beta, C + 4 * i);
+        }
+        return;
+    }
+    if (ldp != N && (ldp & 3) == 0 && is_aligned16(partials) && slice < 0x7fffffffu) {
+        // Padded partial rows (rung 28: C's rows not 16-byte multiples): a thread
+        // sums four floats of a row with 16-byte loads and stores the ones inside
+        // C one by one (C's rows are not 16-byte aligned). 32-bit index math.
+        const float4* p4 = reinterpret_cast<const float4*>(partials);
+        const unsigned groups = (unsigned)ldp / 4, slice4 = (unsigned)(slice / 4);
+        for (unsigned i = (unsigned)first; i < slice4; i += (unsigned)stride) {
+            float4 s = p4[i];
+            for (int z = 1; z < splits; ++z) {
+                const float4 v = p4[(size_t)z * slice4 + i];
+                s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+            }
+            const unsigned r = i / groups, c = 4 * (i - r * groups);
+            float* out = C + (size_t)r * N + c;
+            const float sum[4] = {s.x, s.y, s.z, s.w};
+#pragma unroll
+            for (int j = 0; j < 4; ++j)
+                if (c + j < (unsigned)N) out[j] = gemm_epilogue(sum[j], alpha, beta, out + j);
         }
         return;
     }

@@ -133,13 +133,20 @@ def test_any_shape_pads_unaligned_rows_of_a_and_b_and_stores_c_in_place_unsplit(
     assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 0, 61)
 
 
-def test_any_shape_split_gives_unaligned_c_padded_partials_and_a_scalar_reduce_grid():
+def test_any_shape_split_gives_unaligned_c_padded_partials_reduced_four_floats_a_thread():
     calls, allocated = _any_shape({"KMAJOR_A": 0, "SPLITS": 2}, Shape(1000, 61, 50))
     assert allocated == [1000 * 52, 50 * 64, 2 * 1000 * 64]  # A, B, and the two splits' sums in rows of 64
     assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm", "reduce_splits"]
     assert calls[2][3][-2:] == (1003, 64)
-    # reduce_splits goes one element at a time through padded rows: two elements a thread
-    assert calls[3][1] == (ceil_div(1000 * 61, 512), 1, 1) and calls[3][3] == (1000, 61, 64, 2, 0.5, 1003, 2.0, "C")
+    # reduce_splits takes the padded rows four floats a thread: a thread per 4 of the 1000 x 64 floats
+    assert calls[3][1] == (ceil_div(1000 * 64, 1024), 1, 1) and calls[3][3] == (1000, 61, 64, 2, 0.5, 1003, 2.0, "C")
+
+
+def test_an_unpadded_reduction_of_an_odd_element_count_goes_two_elements_a_thread():
+    spec = dataclasses.replace(SPEC, driver="split_k")
+    ctx, calls, _ = context(spec, {"SPLITS": 2}, Shape(101, 61, 50))  # 6161 elements: no float4 view
+    drivers.build(ctx)(1.0, 0.0)
+    assert calls[1][0] == "reduce_splits" and calls[1][1] == (ceil_div(101 * 61, 512), 1, 1)
 
 
 def test_any_shape_without_pack_reads_unaligned_rows_in_place():

@@ -245,16 +245,19 @@ _SCALAR_REDUCE_BLOCKS_PER_SM = 32
 def _reduce_grid(ctx: LaunchContext, splits: int, ldp: int | None = None) -> tuple:
     """reduce_splits' grid: grid-stride over the elements, or, for many
     splits, a block per 32 elements (at most 8 blocks per SM's worth). Where
-    its loop goes one element at a time (C's rows padded, ldp != N, or M*N not
-    a multiple of 4), two elements per thread: each thread's chain of split
-    loads waits on memory, so more threads in flight pay (H100, rung 28 at
-    333x555x777 in 8 splits: 57.8% of SGEMM against 54.7% with the grid of
+    its loop takes four floats a thread (C as a flat float4 array, or padded
+    rows, ldp % 4 == 0: M*ldp floats), the usual grid; where it goes one
+    element at a time (ldp == N, M*N not a multiple of 4), two elements per
+    thread: each thread's chain of split loads waits on memory, so more
+    threads in flight pay (H100, rung 28 at 333x555x777 in 8 splits, when its
+    padded rows went that way: 57.8% of SGEMM against 54.7% with the grid of
     the float4 loop)."""
     M, N = ctx.shape.M, ctx.shape.N
     if splits >= _DEEP_SPLITS:
         return ctx.elementwise_grid(M * N, per_block=32)
-    float4_loop = (ldp is None or ldp == N) and (M * N) % 4 == 0
-    if not float4_loop:
+    if ldp is not None and ldp != N and ldp % 4 == 0:
+        return ctx.elementwise_grid(M * ldp)
+    if (M * N) % 4:
         return ctx.elementwise_grid(M * N, _SCALAR_REDUCE_PER_THREAD * _ELEMENTWISE_BLOCK[0],
                                     _SCALAR_REDUCE_BLOCKS_PER_SM)
     return ctx.elementwise_grid(M * N)
