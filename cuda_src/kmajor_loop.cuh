@@ -44,8 +44,8 @@ constexpr bool kExactA = kCopiesA * NUM_THREADS == BK * kChunksA;
 constexpr bool kExactB = kCopiesB * NUM_THREADS == BK * kChunksB;
 constexpr int kRowStepA = NUM_THREADS / kChunksA;
 constexpr int kRowStepB = NUM_THREADS / kChunksB;
-// kAInPlace: the slice of a K tile at which the threads load the next tile's A
-// (see kmajor_mainloop).
+// With kAInPlace, the slice of a K tile at which the threads load the next
+// tile's A (see kmajor_mainloop).
 constexpr int kFetchSliceA = 1;
 static_assert(BM % kWM == 0 && BN % kWN == 0 && (BM / kWM) * (BN / kWN) * 32 == NUM_THREADS,
               "8*TM x 4*TN warptiles must cover the block tile, one per warp");

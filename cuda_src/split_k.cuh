@@ -1,4 +1,4 @@
-// Split-K, shared by rungs 13 and 28: which K tiles a block of a split call
+// Split-K, shared by rungs 13, 17, 18 and 28: which K tiles a block of a split call
 // sums and where its results go, and the kernel that adds the splits up.
 //
 // blockIdx.z = split z sums K tiles [z*per, min((z+1)*per, tiles)) with

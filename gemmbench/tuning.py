@@ -29,6 +29,7 @@ import json
 import math
 import os
 import random
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Iterator
@@ -56,14 +57,33 @@ def shape_class(shape: Shape) -> str:
 
 def source_digest(spec: KernelSpec) -> str:
     """The text nvcc compiles for the rung (its file with everything it
-    inlines), hashed: any edit of the kernel invalidates its tuned entries
-    (and the choice tables measured on it)."""
+    inlines), hashed without its comments and layout: any edit of the code
+    invalidates its tuned entries (and the choice tables measured on it); an
+    edit of a comment, an indent or a blank line does not."""
     return file_digest(spec.source)
 
 
 def file_digest(source: str) -> str:
     """``source_digest`` of a kernel source named by its file (as a KernelSpec names it)."""
-    return hashlib.sha256(kernels.expand_file(source).encode()).hexdigest()[:16]
+    return hashlib.sha256(code_only(kernels.expand_file(source)).encode()).hexdigest()[:16]
+
+
+# A comment, or a literal that may hold comment-like text (kept as it is).
+_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+
+
+def code_only(text: str) -> str:
+    """C/C++ source without its comments (each is a space, as for the
+    compiler) and without layout: every line stripped of its indent and
+    trailing spaces, blank lines dropped (but for one that ends a
+    backslash-continued line, which it changes)."""
+    text = _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0), text)
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line or (lines and lines[-1].endswith("\\")):
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def candidates(spec: KernelSpec, limit: int | None = None, seed: int = 0) -> tuple[list[dict], int]:

@@ -5,7 +5,7 @@ import json
 
 from gemmbench.backend import Shape
 from gemmbench.rungs import get_spec
-from gemmbench.tuning import TuningCache, candidates, shape_class, source_digest
+from gemmbench.tuning import TuningCache, candidates, code_only, shape_class, source_digest
 
 RUNG9 = get_spec("gpu", 9)
 SHAPE = Shape(4096, 4096, 4096)
@@ -75,6 +75,29 @@ def test_digest_follows_the_source_and_what_it_inlines(tmp_path, monkeypatch):
     before = source_digest(spec)
     (tmp_path / "y.cuh").write_text("c")
     assert source_digest(spec) != before
+
+
+def test_digest_ignores_comments_and_layout_but_not_code(tmp_path, monkeypatch):
+    import gemmbench.gpu.compile as compile
+    monkeypatch.setattr(compile, "source_dir", lambda name: tmp_path)
+    spec = dataclasses.replace(RUNG9, source="x.cu")
+
+    def digest(text):
+        (tmp_path / "x.cu").write_text(text)
+        return source_digest(spec)
+    base = digest("int a = 1;\nint b = 2;\n")
+    assert digest("// why a is 1\n  int a = 1;  /* and\n b */\n\n\tint b = 2;\n") == base
+    assert digest("int a = 1;\nint b = 3;\n") != base
+    assert digest("int a = 1; int b = 2;\n") != base  # a line break is kept (it ends a directive)
+
+
+def test_code_only_keeps_literals_and_what_a_comment_or_blank_line_changes():
+    assert code_only('s = "a // b"; c = \'/\'; // gone') == 's = "a // b"; c = \'/\';'
+    # a comment is a space, as for the compiler: one over two lines joins them
+    assert code_only("#define X 1 /* a\nb */ + 2") == "#define X 1   + 2"
+    # a blank line ends a continued #define: it stays
+    assert code_only("#define X \\\n\nint y;") == "#define X \\\n\nint y;"
+    assert code_only("#define X \\\nint y;") == "#define X \\\nint y;"
 
 
 def test_compile_candidates_keeps_order_and_reports_nvcc_errors(monkeypatch):

@@ -13,9 +13,9 @@ The file is JSON::
                                     "candidates": 60}, ...}}
 
 ``command`` is what made it (run it again on that GPU to remake it);
-``source_digest`` is the rung's source as nvcc got it (gemmbench.tuning),
-so a table measured on another version of the kernel is not used for this
-one; per shape, ``time_us`` is the median of one call of the choice and
+``source_digest`` is the rung's code as nvcc got it, comments and layout
+aside (gemmbench.tuning), so a table measured on another version of the
+kernel is not used for this one; per shape, ``time_us`` is the median of one call of the choice and
 ``candidates`` how many were verified and timed there.
 
 Nothing read is trusted: ``read`` takes the file through gemmbench.fsutil's
