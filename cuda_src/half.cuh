@@ -93,12 +93,38 @@ __device__ __forceinline__ void grouped_tile(int tile, int tiles_m, int tiles_n,
 }
 
 // dst[r * pitch + c] = src[r * cols + c]: a 16-bit matrix copied into rows
-// `pitch` elements apart, so a tensor map can take it (TMA wants 16-byte
-// row pitches: multiples of 8 elements). The padding is never read: the
-// map's dims stop at `cols` and TMA zero-fills past them.
+// `pitch` elements apart (a multiple of 8, dst 16-byte aligned: the driver's
+// workspace), so a tensor map can take it (TMA wants 16-byte row pitches).
+// As pack.cuh's copy_rows does for floats: a thread writes eight elements of
+// a dst row with one 16-byte store, zeros past `cols` (the map's dims stop
+// at `cols`, so the padding is never read), from 2-byte loads (src's rows
+// are not aligned; neighbouring threads share the loads' sectors through
+// L1). Grid-stride over the 8-element groups; 32-bit index math unless dst
+// has 2^31 elements or more.
+__device__ __forceinline__ void copy_row_group16(int cols, const elem16* __restrict__ src, int pitch,
+                                                 elem16* __restrict__ dst, size_t r, int c) {
+    const elem16* s = src + r * cols + c;  // c < cols: groups start inside the row
+    unsigned w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+        const unsigned lo = c + 2 * j < cols ? s[2 * j] : 0u, hi = c + 2 * j + 1 < cols ? s[2 * j + 1] : 0u;
+        w[j] = lo | hi << 16;  // element 2j at the lower address
+    }
+    *reinterpret_cast<uint4*>(dst + r * pitch + c) = make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 extern "C" __global__ void copy_rows16(int rows, int cols, const elem16* __restrict__ src, int pitch,
                                        elem16* __restrict__ dst) {
-    const long long n = (long long)rows * cols, stride = (long long)gridDim.x * blockDim.x;
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += stride)
-        dst[(i / cols) * pitch + i % cols] = src[i];
+    const int groups = (cols + 7) / 8;  // per row: pitch / 8 of them (pitch_for_tma)
+    const long long n = (long long)rows * groups, stride = (long long)gridDim.x * blockDim.x;
+    const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if ((long long)rows * pitch < 0x7fffffffLL) {
+        for (unsigned i = (unsigned)first; i < (unsigned)n; i += (unsigned)stride) {
+            const unsigned r = i / (unsigned)groups;
+            copy_row_group16(cols, src, pitch, dst, r, 8 * (i - r * (unsigned)groups));
+        }
+        return;
+    }
+    for (long long i = first; i < n; i += stride)
+        copy_row_group16(cols, src, pitch, dst, (size_t)(i / groups), 8 * (int)(i % groups));
 }

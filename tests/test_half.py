@@ -236,6 +236,13 @@ def test_tma16_pads_rows_that_are_not_8_elements_and_maps_16_bit_boxes(monkeypat
     assert calls[2][1] == (1, 1, 1) and calls[2][2] == (128 * params["BM"] // 64 + 128, 1, 1)
 
 
+def test_tma16_padding_copies_take_a_thread_per_16_byte_group(monkeypatch):
+    _, _, calls, _ = _tma16(monkeypatch, 22, Shape(100, 37, 999))
+    # A: 100 x 999 elements, 8 to a group: 12,500 groups (at most), 49 blocks of 256; B: 999 x 37, 19 blocks
+    assert [(c[0], c[1], c[2]) for c in calls[:2]] == [("copy_rows16", (49, 1, 1), (256, 1, 1)),
+                                                      ("copy_rows16", (19, 1, 1), (256, 1, 1))]
+
+
 def test_tma16_launches_whole_resident_clusters(monkeypatch):
     params, maps, calls, words = _tma16(monkeypatch, 24, Shape(4096, 4096, 64), clusters_that_fit=30)
     assert [c[0] for c in calls] == ["sgemm"] and words == []  # aligned rows: no copies

@@ -381,7 +381,7 @@ def _padded_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: 
         return matrix, cols
     padded = ctx.workspace(-(-rows * pitch * element_bytes // 4))  # the workspace counts 4-byte words
     copy = ctx.kernel("copy_rows" if element_bytes == 4 else "copy_rows16", "iiPiP")
-    copy_grid = ctx.elementwise_grid(rows * cols)
+    copy_grid = ctx.elementwise_grid(ceil_div(rows * cols * element_bytes, 4))  # a thread per 16-byte group
     launches.append(lambda: copy.prepared_async_call(copy_grid, _ELEMENTWISE_BLOCK, ctx.stream,
                                                      rows, cols, matrix, pitch, padded))
     return padded, pitch
