@@ -194,7 +194,7 @@ class GpuBackend:
             copies = []
             for src in (self.A, self.B):
                 dst = gpuarray.empty(src.shape, np.uint16)
-                narrow.prepared_async_call(_elementwise_grid(src.size), (256, 1, 1), self.stream,
+                narrow.prepared_async_call(drivers.elementwise_grid(src.size, self.info.sm_count), drivers.ELEMENTWISE_BLOCK, self.stream,
                                            src.gpudata, dst.gpudata, np.int64(src.size))
                 copies.append(dst)
             self.stream.synchronize()
@@ -244,7 +244,7 @@ class GpuBackend:
         out = []
         for absolute in (0, 1):
             for src, dst in zip(sources, (a64, b64)):
-                widen.prepared_async_call(_elementwise_grid(src.size), (256, 1, 1), self.stream,
+                widen.prepared_async_call(drivers.elementwise_grid(src.size, self.info.sm_count), drivers.ELEMENTWISE_BLOCK, self.stream,
                                           src.gpudata, dst.gpudata, np.int64(src.size), np.int32(absolute))
             blas.dgemm(shape.M, shape.N, shape.K, 1.0, a64.gpudata, b64.gpudata, 0.0, c64.gpudata)
             self.stream.synchronize()
@@ -265,6 +265,3 @@ def _gpuarray():
     return gpuarray
 
 
-def _elementwise_grid(n: int) -> tuple[int, int, int]:
-    """Blocks of 256 threads for a grid-stride loop over n elements."""
-    return (max(1, min(4096, -(-n // 256))), 1, 1)

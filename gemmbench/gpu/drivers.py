@@ -64,7 +64,7 @@ from . import tensormap
 
 # Elementwise helpers are grid-stride loops: this many blocks per SM is plenty.
 _BLOCKS_PER_SM = 8
-_ELEMENTWISE_BLOCK = (256, 1, 1)
+ELEMENTWISE_BLOCK = (256, 1, 1)
 
 
 @dataclass
@@ -107,11 +107,17 @@ class LaunchContext:
             raise SkipKernel(f"grid {grid} exceeds CUDA's 65535 limit in y/z")
         return grid, block, self.spec.shared_bytes(self.params)
 
-    def elementwise_grid(self, n: int, per_block: int = 4 * _ELEMENTWISE_BLOCK[0],
+    def elementwise_grid(self, n: int, per_block: int = 4 * ELEMENTWISE_BLOCK[0],
                          blocks_per_sm: int = _BLOCKS_PER_SM) -> tuple:
-        """A grid-stride kernel's grid: a block per ``per_block`` of the n elements (four a thread), at most
-        ``blocks_per_sm`` blocks an SM."""
-        return (max(1, min(ceil_div(n, per_block), blocks_per_sm * self.sm_count)), 1, 1)
+        """``elementwise_grid`` on this GPU."""
+        return elementwise_grid(n, self.sm_count, per_block, blocks_per_sm)
+
+
+def elementwise_grid(n: int, sm_count: int, per_block: int = 4 * ELEMENTWISE_BLOCK[0],
+                     blocks_per_sm: int = _BLOCKS_PER_SM) -> tuple:
+    """A grid-stride kernel's grid (blocks of ELEMENTWISE_BLOCK): a block per ``per_block`` of the n
+    elements (four a thread), at most ``blocks_per_sm`` blocks an SM."""
+    return (max(1, min(ceil_div(n, per_block), blocks_per_sm * sm_count)), 1, 1)
 
 
 def single(ctx: LaunchContext) -> Gemm:
@@ -138,7 +144,7 @@ def split_k(ctx: LaunchContext) -> Gemm:
 
     def gemm(alpha: float, beta: float) -> None:
         sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, A, B, beta, C, partials, shared_size=smem)
-        reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, N, splits, alpha, partials, beta,
+        reduce.prepared_async_call(reduce_grid, ELEMENTWISE_BLOCK, stream, M, N, N, splits, alpha, partials, beta,
                                    C)
     return gemm
 
@@ -152,7 +158,7 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
     split_grid = ctx.elementwise_grid(M * K)
 
     def gemm(alpha: float, beta: float) -> None:
-        split.prepared_async_call(split_grid, _ELEMENTWISE_BLOCK, stream, M * K, A, big, small)
+        split.prepared_async_call(split_grid, ELEMENTWISE_BLOCK, stream, M * K, A, big, small)
         sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, big, small, B, beta, C, shared_size=smem)
     return gemm
 
@@ -197,7 +203,7 @@ def _transpose_pad(ctx: LaunchContext, launches: list, src, rows: int, cols: int
     grid = (ceil_div(cols_p, 64), ceil_div(rows_p, 64), 1)
     if grid[1] > 65535:
         raise SkipKernel(f"{rows_name} = {rows}: the transpose grid {grid} exceeds CUDA's 65535 limit in y")
-    launches.append(lambda: transpose.prepared_async_call(grid, _ELEMENTWISE_BLOCK, ctx.stream,
+    launches.append(lambda: transpose.prepared_async_call(grid, ELEMENTWISE_BLOCK, ctx.stream,
                                                           rows, cols, rows_p, cols_p, src, dst))
     return dst
 
@@ -230,7 +236,7 @@ def any_shape(ctx: LaunchContext) -> Gemm:
         sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, a, lda, b, ldb, beta, C, partials, ldp,
                                   shared_size=smem)
         if reduce is not None:
-            reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, ldp, splits, alpha,
+            reduce.prepared_async_call(reduce_grid, ELEMENTWISE_BLOCK, stream, M, N, ldp, splits, alpha,
                                        partials, beta, C)
     return gemm
 
@@ -258,7 +264,7 @@ def _reduce_grid(ctx: LaunchContext, splits: int, ldp: int | None = None) -> tup
     if ldp is not None and ldp != N and ldp % 4 == 0:
         return ctx.elementwise_grid(M * ldp)
     if (M * N) % 4:
-        return ctx.elementwise_grid(M * N, _SCALAR_REDUCE_PER_THREAD * _ELEMENTWISE_BLOCK[0],
+        return ctx.elementwise_grid(M * N, _SCALAR_REDUCE_PER_THREAD * ELEMENTWISE_BLOCK[0],
                                     _SCALAR_REDUCE_BLOCKS_PER_SM)
     return ctx.elementwise_grid(M * N)
 
@@ -289,7 +295,7 @@ def tma(ctx: LaunchContext) -> Gemm:
         a_sources = [ctx.workspace(rows * a_pitch), ctx.workspace(rows * a_pitch)]
         split = ctx.kernel("split_tf32", "qPPP")
         split_grid = ctx.elementwise_grid(rows * a_pitch)
-        launches.append(lambda: split.prepared_async_call(split_grid, _ELEMENTWISE_BLOCK, stream, rows * a_pitch,
+        launches.append(lambda: split.prepared_async_call(split_grid, ELEMENTWISE_BLOCK, stream, rows * a_pitch,
                                                           a, *a_sources))
     # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes);
     # swapped, the register operand A in boxes of 32 rows x BK = 32 columns (128 bytes, the same size).
@@ -322,7 +328,7 @@ def tma(ctx: LaunchContext) -> Gemm:
         tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
         if reduce is not None:
-            reduce.prepared_async_call(reduce_grid, _ELEMENTWISE_BLOCK, stream, M, N, N, splits, alpha, partials,
+            reduce.prepared_async_call(reduce_grid, ELEMENTWISE_BLOCK, stream, M, N, N, splits, alpha, partials,
                                        beta, C)
     return gemm
 
@@ -382,7 +388,7 @@ def _padded_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: 
     padded = ctx.workspace(-(-rows * pitch * element_bytes // 4))  # the workspace counts 4-byte words
     copy = ctx.kernel("copy_rows" if element_bytes == 4 else "copy_rows16", "iiPiP")
     copy_grid = ctx.elementwise_grid(ceil_div(rows * cols * element_bytes, 4))  # a thread per 16-byte group
-    launches.append(lambda: copy.prepared_async_call(copy_grid, _ELEMENTWISE_BLOCK, ctx.stream,
+    launches.append(lambda: copy.prepared_async_call(copy_grid, ELEMENTWISE_BLOCK, ctx.stream,
                                                      rows, cols, matrix, pitch, padded))
     return padded, pitch
 
@@ -447,5 +453,5 @@ def small(ctx: LaunchContext) -> Gemm:
     grid = (ceil_div(N, rung_small.TILE), ceil_div(M, rung_small.TILE), 1)
 
     def call(alpha: float, beta: float) -> None:
-        kernel.prepared_async_call(grid, _ELEMENTWISE_BLOCK, ctx.stream, M, N, K, alpha, ctx.A, ctx.B, beta, ctx.C)
+        kernel.prepared_async_call(grid, ELEMENTWISE_BLOCK, ctx.stream, M, N, K, alpha, ctx.A, ctx.B, beta, ctx.C)
     return call
