@@ -70,17 +70,22 @@ def file_digest(source: str) -> str:
 
 # A comment, or a literal that may hold comment-like text (kept as it is).
 _COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_LINE_DIRECTIVE = re.compile(r"#\s*line\b")  # a #line directive (a user's file is framed by them)
 
 
 def code_only(text: str) -> str:
     """C/C++ source without its comments (each is a space, as for the
     compiler) and without layout: every line stripped of its indent and
     trailing spaces, blank lines dropped (but for one that ends a
-    backslash-continued line, which it changes)."""
+    backslash-continued line, which it changes), and ``#line`` directives
+    dropped (they only renumber lines for nvcc's messages: the ones
+    expand_file puts around a user's headers move when a comment is added)."""
     text = _COMMENT_OR_LITERAL.sub(lambda m: " " if m.group(0)[0] == "/" else m.group(0), text)
     lines: list[str] = []
     for raw in text.splitlines():
         line = raw.strip()
+        if _LINE_DIRECTIVE.match(line):
+            continue
         if line or (lines and lines[-1].endswith("\\")):
             lines.append(line)
     return "\n".join(lines)

@@ -98,6 +98,22 @@ def test_code_only_keeps_literals_and_what_a_comment_or_blank_line_changes():
     # a blank line ends a continued #define: it stays
     assert code_only("#define X \\\n\nint y;") == "#define X \\\n\nint y;"
     assert code_only("#define X \\\nint y;") == "#define X \\\nint y;"
+    assert code_only('#line 7 "/home/me/k.cu"\nint y;\n  # line 1 "h.cuh"') == "int y;"
+    assert code_only("#linear\nint y;") == "#linear\nint y;"
+
+
+def test_a_kernel_files_digest_survives_a_comment_above_its_include(tmp_path):
+    # a user's file is expanded with #line directives around what it inlines; adding a comment line
+    # above the #include moves them, but the code is the same
+    from gemmbench.tuning import file_digest
+    (tmp_path / "h.cuh").write_text("int h;\n")
+    kernel = tmp_path / "k.cu"
+    kernel.write_text('#include "h.cuh"\nint k;\n')
+    before = file_digest(str(kernel))
+    kernel.write_text('// my kernel\n#include "h.cuh"\nint k;\n')
+    assert file_digest(str(kernel)) == before
+    kernel.write_text('#include "h.cuh"\nint k2;\n')
+    assert file_digest(str(kernel)) != before
 
 
 def test_compile_candidates_keeps_order_and_reports_nvcc_errors(monkeypatch):
