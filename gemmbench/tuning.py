@@ -68,8 +68,12 @@ def file_digest(source: str) -> str:
     return hashlib.sha256(code_only(kernels.expand_file(source)).encode()).hexdigest()[:16]
 
 
-# A comment, or a literal that may hold comment-like text (kept as it is).
-_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+# A comment, or a literal that may hold comment-like text (kept as it is). An
+# unterminated one runs to the end of the text (a comment) or of the line (a
+# literal, a lone backslash at the very end included), so every match that
+# starts succeeds at once: linear time on any input.
+_COMMENT_OR_LITERAL = re.compile(r'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:\\.|[^"\\\n])*(?:"|(?=\n)|\\?\Z)'
+                                 r'|\'(?:\\.|[^\'\\\n])*(?:\'|(?=\n)|\\?\Z)', re.S)
 _LINE_DIRECTIVE = re.compile(r"#\s*line\b")  # a #line directive (a user's file is framed by them)
 
 

@@ -3,6 +3,8 @@
 import dataclasses
 import json
 
+import pytest
+
 from gemmbench.backend import Shape
 from gemmbench.rungs import get_spec
 from gemmbench.tuning import TuningCache, candidates, code_only, shape_class, source_digest
@@ -100,6 +102,27 @@ def test_code_only_keeps_literals_and_what_a_comment_or_blank_line_changes():
     assert code_only("#define X \\\nint y;") == "#define X \\\nint y;"
     assert code_only('#line 7 "/home/me/k.cu"\nint y;\n  # line 1 "h.cuh"') == "int y;"
     assert code_only("#linear\nint y;") == "#linear\nint y;"
+
+
+def test_an_unterminated_comment_or_literal_runs_to_the_end():
+    assert code_only("int a; /* open\nint b;") == "int a;"
+    assert code_only("x = 'a\\") == "x = 'a\\"
+    assert code_only('s = "open\nint b; // c') == 's = "open\nint b;'
+
+
+@pytest.mark.parametrize("opener", ["'", '"', "/*"])
+def test_every_comment_or_literal_that_starts_matches_at_once(opener):
+    # the digest's scan stays linear on any input (a hostile kernel file included) because a match
+    # that starts at a quote or "/*" never fails and so is never retried from the next position
+    from gemmbench.tuning import _COMMENT_OR_LITERAL
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+
+    @hypothesis.settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @hypothesis.given(st.text(alphabet="'\"\\/*\nax ", max_size=60))
+    def check(rest):
+        assert _COMMENT_OR_LITERAL.match(opener + rest)
+    check()
 
 
 def test_a_kernel_files_digest_survives_a_comment_above_its_include(tmp_path):
