@@ -194,7 +194,8 @@ class GpuBackend:
             copies = []
             for src in (self.A, self.B):
                 dst = gpuarray.empty(src.shape, np.uint16)
-                narrow.prepared_async_call(drivers.elementwise_grid(src.size, self.info.sm_count), drivers.ELEMENTWISE_BLOCK, self.stream,
+                grid = drivers.elementwise_grid(src.size, self.info.sm_count)
+                narrow.prepared_async_call(grid, drivers.ELEMENTWISE_BLOCK, self.stream,
                                            src.gpudata, dst.gpudata, np.int64(src.size))
                 copies.append(dst)
             self.stream.synchronize()
@@ -244,7 +245,8 @@ class GpuBackend:
         out = []
         for absolute in (0, 1):
             for src, dst in zip(sources, (a64, b64)):
-                widen.prepared_async_call(drivers.elementwise_grid(src.size, self.info.sm_count), drivers.ELEMENTWISE_BLOCK, self.stream,
+                grid = drivers.elementwise_grid(src.size, self.info.sm_count)
+                widen.prepared_async_call(grid, drivers.ELEMENTWISE_BLOCK, self.stream,
                                           src.gpudata, dst.gpudata, np.int64(src.size), np.int32(absolute))
             blas.dgemm(shape.M, shape.N, shape.K, 1.0, a64.gpudata, b64.gpudata, 0.0, c64.gpudata)
             self.stream.synchronize()
@@ -263,5 +265,3 @@ extern "C" __global__ void widen(const float* x, double* y, long long n, int abs
 def _gpuarray():
     import pycuda.gpuarray as gpuarray  # here, not at the top: pycuda is optional
     return gpuarray
-
-
