@@ -72,6 +72,22 @@ def test_tf32_rows_are_labelled_and_compared_with_cublas_tf32():
     assert any("TF32 rows round inputs" in line for line in footer_lines(rec))
 
 
+def test_rows_at_another_clock_than_their_baseline_are_also_compared_per_cycle():
+    clock = lambda mhz: {"notes": {"sm_clock_mhz": mhz}}  # noqa: E731
+    rec = gpu_record([kr(0, 1e-5, precision="bf16", **clock(1600.0)), kr(26, 1.1e-5, precision="bf16", **clock(1500.0)),
+                      kr(22, 1.2e-5, precision="bf16", **clock(1590.0)), kr(24, 1.2e-5, precision="bf16"),
+                      kr(27, 1.1e-5, precision="bf16", flags=["throttled"], **clock(1400.0))])
+    footer = footer_lines(rec)
+    start = footer.index("Per SM cycle (time x the SM clock it ran at), where a row and its baseline ran at clocks "
+                         "2% or more apart:")
+    # 1e-5 / 1.1e-5 of the time at 1600 / 1500 of the clock; 22's clock is 0.6% off, 24's unknown: no line
+    assert footer[start + 1:start + 3] == [
+        "rung 26 at 128x128x128: 97.0% of cuBLAS BF16 per SM cycle, 90.9% in time (1,500 MHz against 1,600)",
+        "rung 27 at 128x128x128: (103.9)?% of cuBLAS BF16 per SM cycle, (90.9)?% in time (1,400 MHz against 1,600)"]
+    assert not any(line.startswith(("rung 22", "rung 24", "rung 0")) for line in footer)
+    assert not any("Per SM cycle" in line for line in footer_lines(gpu_record([kr(0, 1e-5), kr(10, 2e-5)])))
+
+
 def test_tuned_and_selected_parameters_are_shown():
     rec = gpu_record([kr(0, 1e-5), kr(12, 1e-5, params={"BM": 128}, params_source="tuned"),
                       kr(13, 1e-5, params={"SPLITS": 4}, params_source="selected")])

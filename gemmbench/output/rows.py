@@ -124,6 +124,7 @@ def footer_lines(record: RunRecord) -> list[str]:
     if record.device == "gpu":
         lines.append("% FP32 peak is of the peak at the SM clock each kernel ran at (its mean over the samples "
                      "where measured), so a throttled kernel is not blamed for the clock; SM MHz is that clock.")
+        lines += per_cycle_lines(record)
     notes = [PRECISIONS[name].note for name in dict.fromkeys(r.precision for r in record.results)
              if name in PRECISIONS and PRECISIONS[name].note]
     if notes:
@@ -138,6 +139,33 @@ def footer_lines(record: RunRecord) -> list[str]:
             how = "tuned (gemmbench tune)" if r.params_source == "tuned" else "chosen for the shape"
             why = f" — {r.notes['choice']}" if r.notes.get("choice") else ""
             lines.append(f"rung {r.kernel_id} at {r.shape}: {how}: {format_params(r.params)}{why}")
+    return lines
+
+
+CLOCK_GAP = 0.02  # clocks this far apart (relative) get a per-cycle comparison
+
+
+def per_cycle_lines(record: RunRecord) -> list[str]:
+    """Where a row and its baseline ran at clocks CLOCK_GAP or more apart (a
+    power cap lowers the clock more for one kernel than another), the % of the
+    baseline per SM cycle as well as in time: time x clock is the cycles a
+    call took, so the two figures tell a slower kernel from a lower clock."""
+    lines = []
+    for r in record.results:
+        base = record.baseline_of(r)
+        if r.device != "gpu" or r.kernel_id == 0 or base is None or base.device != "gpu":
+            continue
+        clock, base_clock, percent = sm_clock_mhz(r), sm_clock_mhz(base), record.percent_of_baseline(r)
+        if not clock or not base_clock or percent is None or abs(clock / base_clock - 1) < CLOCK_GAP:
+            continue
+        flagged = percent_doubtful(record, r)
+        lines.append(f"rung {r.kernel_id} at {r.shape}: "
+                     f"{doubtful(format_number(percent * base_clock / clock), flagged)}% of {base.name} per SM cycle, "
+                     f"{doubtful(format_number(percent), flagged)}% in time ({clock:,.0f} MHz against "
+                     f"{base_clock:,.0f})")
+    if lines:
+        lines.insert(0, f"Per SM cycle (time x the SM clock it ran at), where a row and its baseline ran at clocks "
+                        f"{100 * CLOCK_GAP:.0f}% or more apart:")
     return lines
 
 
