@@ -86,6 +86,7 @@ def test_rows_at_another_clock_than_their_baseline_are_also_compared_per_cycle()
         "rung 27 at 128x128x128: (103.9)?% of cuBLAS BF16 per SM cycle, (90.9)?% in time (1,400 MHz against 1,600)"]
     assert not any(line.startswith(("rung 22", "rung 24", "rung 0")) for line in footer)
     assert not any("Per SM cycle" in line for line in footer_lines(gpu_record([kr(0, 1e-5), kr(10, 2e-5)])))
+    assert not any("per SM cycle" in line for line in footer_lines(rec, per_cycle=False))  # a sweep's footer
 
 
 def test_tuned_and_selected_parameters_are_shown():

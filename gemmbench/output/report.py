@@ -85,7 +85,8 @@ class Reporter:
     def show_sweep(self, record: RunRecord) -> None:
         header, rows, notes = sweep_rows(record)
         self.show(sweep_tables(record, self.out), header, rows, header_lines(record),
-                  notes + flag_lines(record, letters=True) + footer_lines(record), result_csv_rows(record))
+                  notes + flag_lines(record, letters=True) + footer_lines(record, per_cycle=False),
+                  result_csv_rows(record))
 
     def show_tuning(self, record: RunRecord, top: int, not_compiled: int = 0) -> None:
         columns, rows, summary = tuning_view(record, top)

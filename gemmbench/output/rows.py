@@ -115,7 +115,9 @@ def header_lines(record: RunRecord) -> list[str]:
     return lines
 
 
-def footer_lines(record: RunRecord) -> list[str]:
+def footer_lines(record: RunRecord, per_cycle: bool = True) -> list[str]:
+    """What a results table's figures mean; with ``per_cycle``, the rows compared per SM cycle as well
+    (per_cycle_lines: for a table of rows, not a sweep's grid of shapes, where they would be one a cell)."""
     opts = record.options
     cold = "cold L2 (flushed before each call)" if opts.get("flush_l2") else "warm caches"
     lines = [f"Timed with alpha=1, beta=0 (C written, not read), {cold}; median of raw samples, "
@@ -124,7 +126,7 @@ def footer_lines(record: RunRecord) -> list[str]:
     if record.device == "gpu":
         lines.append("% FP32 peak is of the peak at the SM clock each kernel ran at (its mean over the samples "
                      "where measured), so a throttled kernel is not blamed for the clock; SM MHz is that clock.")
-        lines += per_cycle_lines(record)
+        lines += per_cycle_lines(record) if per_cycle else []
     notes = [PRECISIONS[name].note for name in dict.fromkeys(r.precision for r in record.results)
              if name in PRECISIONS and PRECISIONS[name].note]
     if notes:
