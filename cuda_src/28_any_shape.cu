@@ -30,9 +30,10 @@
 //     ldb) and still stop at K and N. C likewise when K is split: where its
 //     rows are not 16-byte multiples, the splits' sums go to padded rows
 //     (ldp) with 16-byte stores, and reduce_splits reads them four floats
-//     at a time and stores C's elements one by one; unsplit, the tiles store into C itself (4-byte stores where a
-//     float4 of a row is not 16-byte aligned), which measured faster than a
-//     padded buffer and a copy.
+//     at a time and stores C's elements one by one; unsplit, the tiles
+//     store into C itself (4-byte stores where a float4 of a row is not
+//     16-byte aligned), which measured faster than a padded buffer and a
+//     copy.
 // The table footer and `gemmbench info` print the choice and why.
 // Expected bottleneck: as rung 19 (FFMA issue) where the tiles fill the SMs;
 // for skinny shapes, the one read of the long operand (memory); for small

@@ -1,5 +1,6 @@
-// Split-K, shared by rungs 13, 17, 18 and 28: which K tiles a block of a split call
-// sums and where its results go, and the kernel that adds the splits up.
+// Split-K, shared by rungs 13, 17, 18 and 28: which K tiles a block of a
+// split call sums and where its results go, and the kernel that adds the
+// splits up.
 //
 // blockIdx.z = split z sums K tiles [z*per, min((z+1)*per, tiles)) with
 // per = ceil(tiles / gridDim.z). Without a partials buffer (one split) the
@@ -9,9 +10,10 @@
 // ... (deterministic) and applies the epilogue. ldp may exceed N: rung 28
 // gives a split call's sums padded rows when C's rows are not 16-byte
 // multiples, so the tile stores stay 16-byte wide; the reduction reads them
-// four floats at a time and stores C's elements one by one. A split whose K range is empty
-// (possible when the split count does not divide the tile count evenly)
-// still writes its zeros, so reduce_splits never reads uninitialised partials.
+// four floats at a time and stores C's elements one by one. A split whose K
+// range is empty (possible when the split count does not divide the tile
+// count evenly) still writes its zeros, so reduce_splits never reads
+// uninitialised partials.
 #include "common.cuh"
 
 struct SplitSlice {
@@ -43,11 +45,12 @@ constexpr int kDeepSplits = 32;  // from this many splits on, the splits of an e
 // Below kDeepSplits splits: grid-stride, z in increasing order, a thread per
 // four elements with float4 loads where it can (ldp == N, M*N % 4 == 0 and
 // both pointers 16-byte aligned: C as one flat float4 array; padded rows,
-// ldp % 4 == 0: four floats of a row), else one element at a time. From kDeepSplits on (a long-K shape: few
-// elements, many splits, where one thread's chain of dependent loads would
-// take longer than the product), a block takes 32 elements at a time: warp w
-// sums splits w, w+8, ... of its lane's element and warp 0 adds the 8 sums in
-// order w = 0..7 (deterministic too). The driver sizes the grid for each.
+// ldp % 4 == 0: four floats of a row), else one element at a time. From
+// kDeepSplits on (a long-K shape: few elements, many splits, where one
+// thread's chain of dependent loads would take longer than the product), a
+// block takes 32 elements at a time: warp w sums splits w, w+8, ... of its
+// lane's element and warp 0 adds the 8 sums in order w = 0..7 (deterministic
+// too). The driver sizes the grid for each.
 extern "C" __global__ void __launch_bounds__(kReduceThreads)
 reduce_splits(int M, int N, int ldp, int splits, float alpha, const float* __restrict__ partials, float beta,
               float* __restrict__ C) {
