@@ -43,6 +43,27 @@ __device__ __forceinline__ bool offsets_fit_int(int M, int N, int K) {
     return (long long)M * K <= most && (long long)K * N <= most && (long long)M * N <= most;
 }
 
+// Grid-stride over a rows x cols matrix in groups of kWidth neighbouring
+// elements of a row (a row's last group may run past cols), calling
+// group(r, c) with each group's first element: the padding copies
+// (copy_rows, copy_rows16), which write each group with one 16-byte store.
+// 32-bit index math (a 64-bit division costs several times more) unless the
+// padded matrix, rows x pitch, has 2^31 elements or more.
+template <int kWidth, class Group>
+__device__ __forceinline__ void for_each_row_group(int rows, int cols, int pitch, Group group) {
+    const int groups = CEIL_DIV(cols, kWidth);
+    const long long n = (long long)rows * groups, stride = (long long)gridDim.x * blockDim.x;
+    const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if ((long long)rows * pitch < 0x7fffffffLL) {
+        for (unsigned i = (unsigned)first; i < (unsigned)n; i += (unsigned)stride) {
+            const unsigned r = i / (unsigned)groups;
+            group((size_t)r, kWidth * (int)(i - r * (unsigned)groups));
+        }
+        return;
+    }
+    for (long long i = first; i < n; i += stride) group((size_t)(i / groups), kWidth * (int)(i % groups));
+}
+
 // Blocks per SM to promise __launch_bounds__ so that ptxas keeps a thread at
 // <= 128 registers: for a 256-thread blocktiling kernel that lets two blocks
 // (16 warps) share an SM instead of one, and one block's loads and barrier

@@ -10,6 +10,9 @@
 //       const elem16* A, const elem16* B, float beta, elem16* C)
 // (TMA rungs take A and B as tensor maps instead.) With beta == 0, C is never read.
 
+// common.cuh: for_each_row_group (copy_rows16), for kernel files that include only this header
+#include "common.cuh"
+
 #ifndef BF16
 #define BF16 1
 #endif
@@ -99,8 +102,7 @@ __device__ __forceinline__ void grouped_tile(int tile, int tiles_m, int tiles_n,
 // a dst row with one 16-byte store, zeros past `cols` (the map's dims stop
 // at `cols`, so the padding is never read), from 2-byte loads (src's rows
 // are not aligned; neighbouring threads share the loads' sectors through
-// L1). Grid-stride over the 8-element groups; 32-bit index math unless dst
-// has 2^31 elements or more.
+// L1). Grid-stride over the 8-element groups (common.cuh's for_each_row_group).
 __device__ __forceinline__ void copy_row_group16(int cols, const elem16* __restrict__ src, int pitch,
                                                  elem16* __restrict__ dst, size_t r, int c) {
     const elem16* s = src + r * cols + c;  // c < cols: groups start inside the row
@@ -115,16 +117,7 @@ __device__ __forceinline__ void copy_row_group16(int cols, const elem16* __restr
 
 extern "C" __global__ void copy_rows16(int rows, int cols, const elem16* __restrict__ src, int pitch,
                                        elem16* __restrict__ dst) {
-    const int groups = (cols + 7) / 8;  // per row: pitch / 8 of them (pitch_for_tma)
-    const long long n = (long long)rows * groups, stride = (long long)gridDim.x * blockDim.x;
-    const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if ((long long)rows * pitch < 0x7fffffffLL) {
-        for (unsigned i = (unsigned)first; i < (unsigned)n; i += (unsigned)stride) {
-            const unsigned r = i / (unsigned)groups;
-            copy_row_group16(cols, src, pitch, dst, r, 8 * (i - r * (unsigned)groups));
-        }
-        return;
-    }
-    for (long long i = first; i < n; i += stride)
-        copy_row_group16(cols, src, pitch, dst, (size_t)(i / groups), 8 * (int)(i % groups));
+    // per row: pitch / 8 groups (pitch_for_tma)
+    for_each_row_group<8>(rows, cols, pitch,
+                          [&](size_t r, int c) { copy_row_group16(cols, src, pitch, dst, r, c); });
 }

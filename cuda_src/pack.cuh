@@ -14,8 +14,7 @@
 // never read), from four 4-byte loads: src's rows are not 16-byte aligned
 // (that is why the copy exists), and the loads' sectors are shared by
 // neighbouring threads through L1. Stores cost more than loads, hence wide
-// ones. Grid-stride over the 4-float groups; 32-bit index math (a 64-bit
-// division costs several times more) unless dst has 2^31 floats or more.
+// ones. Grid-stride over the 4-float groups (for_each_row_group).
 __device__ __forceinline__ void copy_row_group(int cols, const float* __restrict__ src, int pitch,
                                                float* __restrict__ dst, size_t r, int c) {
     const float* s = src + r * cols + c;
@@ -26,18 +25,8 @@ __device__ __forceinline__ void copy_row_group(int cols, const float* __restrict
 
 extern "C" __global__ void copy_rows(int rows, int cols, const float* __restrict__ src, int pitch,
                                      float* __restrict__ dst) {
-    const int groups = CEIL_DIV(cols, 4);  // per row: pitch / 4 of them (pitch_for_tma)
-    const long long n = (long long)rows * groups, stride = (long long)gridDim.x * blockDim.x;
-    const long long first = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if ((long long)rows * pitch < 0x7fffffffLL) {
-        for (unsigned i = (unsigned)first; i < (unsigned)n; i += (unsigned)stride) {
-            const unsigned r = i / (unsigned)groups;
-            copy_row_group(cols, src, pitch, dst, r, 4 * (i - r * (unsigned)groups));
-        }
-        return;
-    }
-    for (long long i = first; i < n; i += stride)
-        copy_row_group(cols, src, pitch, dst, (size_t)(i / groups), 4 * (int)(i % groups));
+    // per row: pitch / 4 groups (pitch_for_tma)
+    for_each_row_group<4>(rows, cols, pitch, [&](size_t r, int c) { copy_row_group(cols, src, pitch, dst, r, c); });
 }
 
 // At = A^T zero-padded: At[k][m] = A[m][k] for m < M, k < K, 0 elsewhere in

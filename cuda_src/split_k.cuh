@@ -41,6 +41,17 @@ __device__ __forceinline__ size_t partial_index(size_t i, int N, int ldp) {
 constexpr int kReduceThreads = 256;
 constexpr int kDeepSplits = 32;  // from this many splits on, the splits of an element are summed by 8 warps
 
+// Float4 group i summed over the splits, z = 0, 1, ... in order (slices
+// slice4 groups apart): the float4 paths of reduce_splits.
+__device__ __forceinline__ float4 sum_splits4(const float4* __restrict__ p4, size_t i, int splits, size_t slice4) {
+    float4 s = p4[i];
+    for (int z = 1; z < splits; ++z) {
+        const float4 v = p4[z * slice4 + i];
+        s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
+    }
+    return s;
+}
+
 // C = alpha * sum_z partials[z] + beta * C; partials rows ldp floats apart.
 // Below kDeepSplits splits: grid-stride, z in increasing order, a thread per
 // four elements with float4 loads where it can (ldp == N, M*N % 4 == 0 and
@@ -82,14 +93,9 @@ reduce_splits(int M, int N, int ldp, int splits, float alpha, const float* __res
     const size_t first = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (ldp == N && (total & 3) == 0 && is_aligned16(partials) && is_aligned16(C)) {
         const float4* p4 = reinterpret_cast<const float4*>(partials);
-        for (size_t i = first; i < total / 4; i += stride) {
-            float4 s = p4[i];
-            for (int z = 1; z < splits; ++z) {
-                const float4 v = p4[z * (slice / 4) + i];
-                s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-            }
-            *reinterpret_cast<float4*>(C + 4 * i) = gemm_epilogue4(s, alpha, beta, C + 4 * i);
-        }
+        for (size_t i = first; i < total / 4; i += stride)
+            *reinterpret_cast<float4*>(C + 4 * i) =
+                gemm_epilogue4(sum_splits4(p4, i, splits, slice / 4), alpha, beta, C + 4 * i);
         return;
     }
     if (ldp != N && (ldp & 3) == 0 && is_aligned16(partials) && slice < 0x7fffffffu) {
@@ -99,11 +105,7 @@ reduce_splits(int M, int N, int ldp, int splits, float alpha, const float* __res
         const float4* p4 = reinterpret_cast<const float4*>(partials);
         const unsigned groups = (unsigned)ldp / 4, slice4 = (unsigned)(slice / 4);
         for (unsigned i = (unsigned)first; i < slice4; i += (unsigned)stride) {
-            float4 s = p4[i];
-            for (int z = 1; z < splits; ++z) {
-                const float4 v = p4[(size_t)z * slice4 + i];
-                s.x += v.x; s.y += v.y; s.z += v.z; s.w += v.w;
-            }
+            const float4 s = sum_splits4(p4, i, splits, slice4);
             const unsigned r = i / groups, c = 4 * (i - r * groups);
             float* out = C + (size_t)r * N + c;
             const float sum[4] = {s.x, s.y, s.z, s.w};
