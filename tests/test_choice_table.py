@@ -135,9 +135,9 @@ def test_a_table_of_another_source_is_not_used_and_says_how_to_remake_it(tmp_pat
 def test_the_shipped_table_is_read_and_made_on_the_rungs_current_source():
     table, why = any_shape.shipped_table()
     assert why is None and table.source_digest == source_digest(RUNG28) == file_digest(any_shape.SOURCE)
-    assert (table.rung, table.gpu, table.sm_count) == (28, "NVIDIA H100 80GB HBM3", 132)
+    assert (table.rung, table.gpu, table.sm_count) == (28, "NVIDIA H200", 132)
     assert table.command.startswith("gemmbench tune -i 28 --shapes benchmarks/shapes --table "
-                                    "gemmbench/rungs/any_shape_h100.json --overwrite --no-tune-cache")
+                                    "gemmbench/rungs/any_shape_h200.json --overwrite --no-tune-cache")
 
 
 def test_rung_28_chooses_what_the_shipped_table_holds_and_says_so():
@@ -156,7 +156,7 @@ def test_rung_28_chooses_what_the_shipped_table_holds_and_says_so():
 
 def test_without_a_usable_table_rung_28_takes_the_models_choice_and_says_why(tmp_path, monkeypatch):
     stale = dataclasses.replace(any_shape.shipped_table()[0], source_digest="0" * 16)
-    path = tmp_path / "any_shape_h100.json"
+    path = tmp_path / "any_shape_h200.json"
     choice_table.write(path, stale)
     monkeypatch.setattr(any_shape, "TABLE_PATH", path)  # another path: read afresh (tables are cached by path)
     shape = (64, 64, 131072)

@@ -82,13 +82,13 @@ def test_every_candidate_a_shape_set_tune_tries_is_valid_and_wastes_under_half_a
         assert p.get("SPLITS", 1) == 1 or units <= 4 * SMS
 
 
-@pytest.mark.parametrize("spec, choice, name", [(RUNG17, R17_CHOICE, "tf32_tma_ws_h100.json"),
-                                                (RUNG18, R18_CHOICE, "3xtf32_tma_ws_h100.json")],
+@pytest.mark.parametrize("spec, choice, name", [(RUNG17, R17_CHOICE, "tf32_tma_ws_h200.json"),
+                                                (RUNG18, R18_CHOICE, "3xtf32_tma_ws_h200.json")],
                          ids=["rung17", "rung18"])
 def test_the_shipped_table_is_made_on_the_rungs_current_source_and_covers_the_shape_set(spec, choice, name):
     table, why = choice.shipped_table()
     assert why is None and table.source_digest == source_digest(spec) == file_digest(spec.source)
-    assert (table.rung, table.sm_count) == (spec.id, SMS) and table.gpu.startswith("NVIDIA H100")
+    assert (table.rung, table.sm_count) == (spec.id, SMS) and table.gpu == "NVIDIA H200"
     assert table.command.startswith(f"gemmbench tune -i {spec.id} --shapes benchmarks/shapes --table "
                                     f"gemmbench/rungs/{name} --overwrite --no-tune-cache")
     assert set(table.choices) == set(SHAPE_SET)
@@ -106,7 +106,7 @@ def test_the_shipped_table_is_made_on_the_rungs_current_source_and_covers_the_sh
 
 def test_a_stale_table_is_not_used_and_the_line_says_why(tmp_path, monkeypatch):
     stale = dataclasses.replace(R17_CHOICE.shipped_table()[0], source_digest="0" * 16)
-    path = tmp_path / "tf32_tma_ws_h100.json"
+    path = tmp_path / "tf32_tma_ws_h200.json"
     choice_table.write(path, stale)
     choice = dataclasses.replace(R17_CHOICE, table_path=path)
     p = choice.select(16, 4096, 4096, SMS)

@@ -7,7 +7,7 @@ are not a multiple of 16 bytes, so the loop copies 16 bytes at a time; 0: the
 loop copies such rows 4 bytes at a time, which saves a launch at tiny shapes).
 Both are read by the driver, not compiled in. ``select`` picks the
 choice measured fastest at that shape when the shipped table holds it
-(``any_shape_h100.json``, a gemmbench.rungs.choice_table made by ``gemmbench
+(``any_shape_h200.json``, a gemmbench.rungs.choice_table made by ``gemmbench
 tune -i 28 --shapes ... --table``, the command in the file; used on a GPU
 with the same SM count, while the rung's source is the one it was measured
 on), else the one with the least estimated time (``estimate``); ``explain``
@@ -242,7 +242,7 @@ def model_choice(M: int, N: int, K: int, sm_count: int) -> tuple[str, int, int]:
 
 
 SOURCE = "28_any_shape.cu"
-TABLE_PATH = Path(__file__).with_name("any_shape_h100.json")
+TABLE_PATH = Path(__file__).with_name("any_shape_h200.json")
 
 
 def shipped_table():

@@ -1,7 +1,7 @@
 """Per-shape choice tables: a rung's measured best parameters at each shape
 of a shape set, written by ``gemmbench tune -i N --shapes ... --table
 OUT.json`` and shipped beside the rung that reads them (rung 28:
-``any_shape_h100.json``). This module is the one writer and the one reader.
+``any_shape_h200.json``). This module is the one writer and the one reader.
 
 The file is JSON::
 

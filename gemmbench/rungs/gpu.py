@@ -233,7 +233,7 @@ def _check_17(p: Params) -> str | None:
 
 
 # Rungs 17 and 18's per-shape choices: their measured tables (gemmbench tune --shapes), else their rules
-R17_CHOICE = tma_choice.per_shape("17_tf32_tma_ws.cu", "tf32_tma_ws_h100.json",
+R17_CHOICE = tma_choice.per_shape("17_tf32_tma_ws.cu", "tf32_tma_ws_h200.json",
                                   {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1}, _check_17,
                                   tma_choice.TILES, split=True, bms=(16, 32, 64, 128, 256))
 
@@ -272,7 +272,7 @@ def _check_3xtf32_tma(p: Params) -> str | None:
     return None
 
 
-R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h100.json",
+R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h200.json",
                                   {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1, "SWAP_AB": 0},
                                   _check_3xtf32_tma, tma_choice.TILES_3XTF32, split=True, bms=(16, 32, 64, 128),
                                   splits_a=True)
