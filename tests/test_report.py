@@ -89,6 +89,28 @@ def test_rows_at_another_clock_than_their_baseline_are_also_compared_per_cycle()
     assert not any("per SM cycle" in line for line in footer_lines(rec, per_cycle=False))  # a sweep's footer
 
 
+def test_the_per_cycle_figure_is_in_every_csv_row_and_saved_row_that_has_one():
+    import csv as _csv
+    import io
+
+    from gemmbench.output.report import result_csv_rows
+    clock = lambda mhz: {"notes": {"sm_clock_mhz": mhz}}  # noqa: E731
+    rec = gpu_record([kr(0, 1e-5, precision="bf16", **clock(1600.0)), kr(26, 1.1e-5, precision="bf16", **clock(1500.0)),
+                      kr(22, 1.2e-5, precision="bf16", **clock(1590.0)), kr(24, 1.2e-5, precision="bf16")])
+    rows = {r["kernel_id"]: r for r in _csv.DictReader(io.StringIO(to_csv(*result_csv_rows(rec))))}
+    # of the row's own baseline (cuBLAS BF16 here), at any clock gap (22's is 0.6%, which the footer leaves
+    # out); not for the baseline itself nor a row without a clock
+    assert float(rows["26"]["pct_cublas_per_cycle"]) == pytest.approx(100 / 1.1 * 1600 / 1500, rel=1e-4)
+    assert float(rows["22"]["pct_cublas_per_cycle"]) == pytest.approx(100 / 1.2 * 1600 / 1590, rel=1e-4)
+    assert rows["0"]["pct_cublas_per_cycle"] == rows["24"]["pct_cublas_per_cycle"] == ""
+    saved = {r.kernel_id: rec.row_dict(r)["percent_of_baseline_per_cycle"] for r in rec.results}
+    assert saved[26] == pytest.approx(100 / 1.1 * 1600 / 1500)
+    assert saved[0] is saved[24] is None
+    cpu = RunRecord("compare", "cpu", {"seed": 0}, {}, [kr(0, 1e-5, device="cpu"), kr(1, 2e-5, device="cpu")])
+    assert "pct_openblas_per_cycle" not in result_csv_rows(cpu)[0]
+    assert cpu.row_dict(cpu.results[1])["percent_of_baseline_per_cycle"] is None
+
+
 def test_tuned_and_selected_parameters_are_shown():
     rec = gpu_record([kr(0, 1e-5), kr(12, 1e-5, params={"BM": 128}, params_source="tuned"),
                       kr(13, 1e-5, params={"SPLITS": 4}, params_source="selected")])

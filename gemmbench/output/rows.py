@@ -154,15 +154,16 @@ def per_cycle_lines(record: RunRecord) -> list[str]:
     call took, so the two figures tell a slower kernel from a lower clock."""
     lines = []
     for r in record.results:
-        base = record.baseline_of(r)
-        if r.device != "gpu" or r.kernel_id == 0 or base is None or base.device != "gpu":
+        per_cycle = record.percent_of_baseline_per_cycle(r)
+        if per_cycle is None:
             continue
-        clock, base_clock, percent = sm_clock_mhz(r), sm_clock_mhz(base), record.percent_of_baseline(r)
-        if not clock or not base_clock or percent is None or abs(clock / base_clock - 1) < CLOCK_GAP:
+        base, percent = record.baseline_of(r), record.percent_of_baseline(r)
+        clock, base_clock = sm_clock_mhz(r), sm_clock_mhz(base)
+        if abs(clock / base_clock - 1) < CLOCK_GAP:
             continue
         flagged = percent_doubtful(record, r)
         lines.append(f"rung {r.kernel_id} at {r.shape}: "
-                     f"{doubtful(format_number(percent * base_clock / clock), flagged)}% of {base.name} per SM cycle, "
+                     f"{doubtful(format_number(per_cycle), flagged)}% of {base.name} per SM cycle, "
                      f"{doubtful(format_number(percent), flagged)}% in time ({clock:,.0f} MHz against "
                      f"{base_clock:,.0f})")
     if lines:
@@ -401,7 +402,8 @@ def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
               "params_source", "status", "reason", "samples", "time_us", "q1_us", "q3_us", "spread_pct",
               "gflops", f"pct_{base}"]
     if gpu:
-        header += ["pct_fp32_peak", "pct_fp32_peak_max_clock", "sm_clock_mhz", "throttled_share"]
+        header += [f"pct_{base}_per_cycle", "pct_fp32_peak", "pct_fp32_peak_max_clock", "sm_clock_mhz",
+                   "throttled_share"]
     header += ["max_rel_err", "flags"]
     named = {e.shape: e for e in record_shape_set(record)}
     if named:  # a shape set: each shape's name and group from its file
@@ -418,7 +420,8 @@ def result_csv_rows(record: RunRecord) -> tuple[list[str], list[list[str]]]:
                plain_number(record.percent_of_baseline(r))]
         if gpu:
             share = r.notes.get("throttled_share")
-            row += [plain_number(percent_of_peak(r, record.environment, at_clock=True)),
+            row += [plain_number(record.percent_of_baseline_per_cycle(r)),
+                    plain_number(percent_of_peak(r, record.environment, at_clock=True)),
                     plain_number(percent_of_peak(r, record.environment)),
                     plain_number(sm_clock_mhz(r) if r.device == "gpu" else None),
                     plain_number(share if isinstance(share, (int, float)) else None)]

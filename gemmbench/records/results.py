@@ -243,11 +243,24 @@ class RunRecord:
     def percent_of_baseline(self, result: KernelResult) -> float | None:
         return _percent(result, self.baseline_of(result))
 
+    def percent_of_baseline_per_cycle(self, result: KernelResult) -> float | None:
+        """percent_of_baseline per SM cycle (time x the SM clock each ran at: the cycles a call took), for a
+        GPU rung against a GPU baseline where both clocks are known; under a power cap that grants kernels
+        different clocks it tells a slower kernel from a lower clock."""
+        base = self.baseline_of(result)
+        percent = _percent(result, base)
+        if result.device != "gpu" or result.kernel_id == 0 or base is None or base.device != "gpu" \
+                or percent is None:
+            return None
+        clock, base_clock = sm_clock_mhz(result), sm_clock_mhz(base)
+        return percent * base_clock / clock if clock and base_clock else None
+
     def row_dict(self, result: KernelResult) -> dict:
         """One result as saved: its own fields and the figures relative to others."""
         return {**result.to_dict(), "percent_of_baseline": self.percent_of_baseline(result),
                 "percent_of_peak": percent_of_peak(result, self.environment),
-                "percent_of_peak_at_clock": percent_of_peak(result, self.environment, at_clock=True)}
+                "percent_of_peak_at_clock": percent_of_peak(result, self.environment, at_clock=True),
+                "percent_of_baseline_per_cycle": self.percent_of_baseline_per_cycle(result)}
 
     def head(self) -> dict:
         """Every field but the results."""
