@@ -90,10 +90,6 @@ def test_rows_at_another_clock_than_their_baseline_are_also_compared_per_cycle()
 
 
 def test_the_per_cycle_figure_is_in_every_csv_row_and_saved_row_that_has_one():
-    import csv as _csv
-    import io
-
-    from gemmbench.output.report import result_csv_rows
     clock = lambda mhz: {"notes": {"sm_clock_mhz": mhz}}  # noqa: E731
     rec = gpu_record([kr(0, 1e-5, precision="bf16", **clock(1600.0)), kr(26, 1.1e-5, precision="bf16", **clock(1500.0)),
                       kr(22, 1.2e-5, precision="bf16", **clock(1590.0)), kr(24, 1.2e-5, precision="bf16")])
