@@ -8,9 +8,10 @@
 // small_A), then big x big; small x small is dropped.
 // Accuracy: the tensor cores do not round their FP32 accumulation to nearest,
 // so (as rung 15) the wgmma accumulator restarts every FLUSH K tiles
-// (FLUSH*BK <= 64 terms: 32 by default) and is added into a second register
-// set with FP32 adds. Every K tile therefore ends with wgmma.wait_group 0;
-// the other consumer warpgroup keeps the tensor cores busy meanwhile.
+// (FLUSH*BK <= 64 terms: 32, or 64 from K = 2048, FLUSH2_MIN_K in
+// gemmbench/rungs/gpu.py) and is added into a second register set with FP32
+// adds. Every K tile therefore ends with wgmma.wait_group 0, and a flush
+// keeps the tensor cores waiting on the adds: 64 terms halve the flushes.
 // Why it should help over rung 15: rung 17 keeps the tensor pipe far busier
 // than rung 14's loop did; 3xTF32 is three times the tensor work per byte
 // loaded, so the 128 x 128 tile the two register sets allow is enough.

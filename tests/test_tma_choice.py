@@ -30,7 +30,7 @@ def test_a_small_m_takes_the_thinnest_tile_that_holds_it_on_the_deeper_ring(M, b
 
 def test_from_65_rows_the_rule_takes_rung_16s_tiles_and_splits_k_where_tiles_leave_sms_idle():
     assert R17_CHOICE.rule(4096, 4096, 4096, SMS) == RUNG17.params
-    assert R18_CHOICE.rule(4096, 4096, 4096, SMS) == RUNG18.params
+    assert R18_CHOICE.rule(4096, 4096, 4096, SMS) == {**RUNG18.params, "FLUSH": 2}  # K >= 2048: 64-term sums
     p = R17_CHOICE.rule(128, 128, 65536, SMS)  # 2 tiles, 2048 K tiles: 66 splits fill the SMs
     assert (p["BM"], p["BN"], p["SPLITS"]) == (128, 64, 66)
     assert R17_CHOICE.rule(256, 256, 256, SMS)["SPLITS"] == 1  # 8 K tiles: too short to split
@@ -48,6 +48,14 @@ def test_rung_18_swaps_a_and_b_where_n_is_small_and_m_is_not(M, N, swapped):
         assert p["BM"] == next(bm for bm in tma_choice.THIN_BMS if N <= bm)
         assert "A and B swapped" in R18_CHOICE.explain(M, N, 4096, SMS, p)
     assert "SWAP_AB" not in R17_CHOICE.rule(M, N, 4096, SMS)
+
+
+@pytest.mark.parametrize("K, flush", [(256, 1), (2047, 1), (2048, 2), (16384, 2)])
+def test_rung_18_sums_64_terms_on_the_tensor_cores_from_k_2048_and_32_below(K, flush):
+    for M, N in ((4096, 4096), (4096, 64), (128, 128)):
+        assert R18_CHOICE.rule(M, N, K, SMS)["FLUSH"] == flush
+        assert {p["FLUSH"] for p in R18_CHOICE.candidates(M, N, K, SMS)} == {flush}
+    assert "FLUSH" not in R17_CHOICE.rule(4096, 4096, K, SMS)
 
 
 def test_a_shape_set_tune_tries_rung_18_swapped_where_n_is_at_most_256():
@@ -101,7 +109,7 @@ def test_the_shipped_table_is_made_on_the_rungs_current_source_and_covers_the_sh
         assert entry.params in [dict(p) for p in spec.shape_candidates(M, N, K, SMS)], shape
         assert spec.params_for(M, N, K, SMS) == entry.params
         assert f"measured the fastest of {entry.candidates} choices" in spec.explain(M, N, K, SMS, entry.params)
-    assert spec.params_for(4096, 4096, 4096, 100) == spec.params  # another SM count: the rule
+    assert spec.params_for(4096, 4096, 4096, 100) == choice.rule(4096, 4096, 4096, 100)  # another SM count: the rule
 
 
 def test_a_stale_table_is_not_used_and_the_line_says_why(tmp_path, monkeypatch):

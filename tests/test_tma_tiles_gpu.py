@@ -1,7 +1,7 @@
 """Rungs 17 and 18 on a GPU: every tile their shape-set tunes try (the thin
 16- and 32-row tiles, 64-row tiles, on 4 and 8 slots), unsplit and in 3
 and 40 K splits (rung 18's split build is a build of its own), rung 18
-also with A and B swapped (SWAP_AB: C^T = B^T A^T), against the FP64 reference at odd shapes (both
+with partial sums of 32 and 64 terms (FLUSH 1 and 2) and also with A and B swapped (SWAP_AB: C^T = B^T A^T), against the FP64 reference at odd shapes (both
 verification passes; rung 18 to the FP32 bound). Their per-shape choices are
 covered by test_gpu.py, which runs every rung as chosen."""
 
@@ -43,16 +43,19 @@ def test_every_rung_17_tile_matches_fp64_reference(gpu, loaded, tile, splits):
     _verify(gpu, loaded, RUNG17, {**RUNG17.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})
 
 
+@pytest.mark.parametrize("flush", [1, 2])  # tensor-core partial sums of 32 or 64 terms (FLUSH2_MIN_K)
 @pytest.mark.parametrize("splits", [1, 3, 40])
 @pytest.mark.parametrize("tile", TILES_18, ids=lambda t: "%dx%d-s%d" % t)
-def test_every_rung_18_tile_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits):
-    bm, bn, stages = tile
-    _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})
-
-
-@pytest.mark.parametrize("splits", [1, 3])
-@pytest.mark.parametrize("tile", SWAPPED_18, ids=lambda t: "%dx%d-s%d" % t)
-def test_rung_18_with_a_and_b_swapped_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits):
+def test_every_rung_18_tile_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits, flush):
     bm, bn, stages = tile
     _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits,
-                                  "SWAP_AB": 1})
+                                  "FLUSH": flush})
+
+
+@pytest.mark.parametrize("flush", [1, 2])
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("tile", SWAPPED_18, ids=lambda t: "%dx%d-s%d" % t)
+def test_rung_18_with_a_and_b_swapped_matches_fp64_reference_to_the_fp32_bound(gpu, loaded, tile, splits, flush):
+    bm, bn, stages = tile
+    _verify(gpu, loaded, RUNG18, {**RUNG18.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits,
+                                  "SWAP_AB": 1, "FLUSH": flush})

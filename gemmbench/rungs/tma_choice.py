@@ -60,7 +60,8 @@ class PerShape:
     parameters that neither the rule nor the table sets, ``check`` the rung's
     rules, ``tiles`` its tiles for M > 64, ``split`` whether K may be split
     (rungs 17 and 18: SPLITS), ``bms`` the tile heights a tune tries,
-    ``splits_a`` whether every call runs a split of A first."""
+    ``splits_a`` whether every call runs a split of A first, ``by_k`` the
+    parameters that follow K (rung 18's FLUSH), for the rule and a tune alike."""
 
     source: str
     table_path: Path
@@ -70,9 +71,11 @@ class PerShape:
     split: bool
     bms: tuple[int, ...]
     splits_a: bool = False  # rung 18: every call first splits A (a pre-pass launch)
+    by_k: Callable[[int], Params] | None = None  # parameters that follow K (rung 18: FLUSH)
 
-    def _with(self, SPLITS: int = 1, **chosen) -> dict:
-        return {**dict(self.rest), **chosen, **({"SPLITS": SPLITS} if self.split else {})}
+    def _with(self, K: int, SPLITS: int = 1, **chosen) -> dict:
+        return {**dict(self.rest), **(self.by_k(K) if self.by_k else {}), **chosen,
+                **({"SPLITS": SPLITS} if self.split else {})}
 
     @property
     def swaps(self) -> bool:
@@ -100,9 +103,9 @@ class PerShape:
         about fill the SMs, each split keeping at least 4 K tiles."""
         thin = _thin_bm(M)
         if thin is None:
-            p = tile_rule(M, N, sm_count, self._with(), self.tiles)
+            p = tile_rule(M, N, sm_count, self._with(K), self.tiles)
         else:
-            p = tile_rule(M, N, sm_count, self._with(STAGES=THIN_STAGES), ((thin, 128), (thin, 64)))
+            p = tile_rule(M, N, sm_count, self._with(K, STAGES=THIN_STAGES), ((thin, 128), (thin, 64)))
         if self.check(p):  # the deeper ring does not fit (rung 18's two A boxes per slot)
             p["STAGES"] = dict(self.rest)["STAGES"]
         if not self.split:
@@ -154,7 +157,7 @@ class PerShape:
         four per SM; where 128x128 tiles alone give four per SM, only the
         rung's two largest tiles, unsplit."""
         if ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sm_count:
-            return [self._with(BM=bm, BN=bn) for bm, bn in self.tiles[:2]]
+            return [self._with(K, BM=bm, BN=bn) for bm, bn in self.tiles[:2]]
         out = []
         for bm in self.bms:
             if bm > 16 and 2 * M <= bm or bm < 64 and M > 64:
@@ -167,7 +170,7 @@ class PerShape:
                     for s in SPLIT_CHOICES if self.split else (1,):
                         if s > 1 and (k_tiles < MIN_K_TILES_PER_SPLIT * s or tiles * s > 4 * sm_count):
                             break
-                        p = self._with(BM=bm, BN=bn, STAGES=stages, SPLITS=s)
+                        p = self._with(K, BM=bm, BN=bn, STAGES=stages, SPLITS=s)
                         if self.check(p) is None:
                             out.append(p)
         return out
@@ -224,5 +227,6 @@ HERE = Path(__file__).parent
 
 
 def per_shape(source: str, table_name: str, rest: Params, check, tiles, split: bool, bms,
-              splits_a: bool = False) -> PerShape:
-    return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms), splits_a)
+              splits_a: bool = False, by_k: Callable[[int], Params] | None = None) -> PerShape:
+    return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms), splits_a,
+                    by_k)
