@@ -55,6 +55,9 @@ def test_rung_18_sums_64_terms_on_the_tensor_cores_from_k_2048_and_32_below(K, f
     for M, N in ((4096, 4096), (4096, 64), (128, 128)):
         assert R18_CHOICE.rule(M, N, K, SMS)["FLUSH"] == flush
         assert {p["FLUSH"] for p in R18_CHOICE.candidates(M, N, K, SMS)} == {flush}
+        p = R18_CHOICE.select(M, N, K, SMS)
+        if "GEMV" not in p and "SMALL" not in p:
+            assert f"FLUSH={flush}: tensor-core partial sums folded into FP32 every {flush} K tile(s)" in R18_CHOICE.explain(M, N, K, SMS, p)
     assert "FLUSH" not in R17_CHOICE.rule(4096, 4096, K, SMS)
 
 

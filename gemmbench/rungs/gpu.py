@@ -272,21 +272,18 @@ def _check_3xtf32_tma(p: Params) -> str | None:
     return None
 
 
-# Rung 18's tensor-core partial sums: 64 terms (FLUSH = 2 K tiles of 32) from this K, else 32. The FP32 adds
+# Rung 18's tensor-core partial sums: 64 terms (FLUSH = 2 K tiles of 32) from K = 2048, else 32. The FP32 adds
 # that fold a partial sum in wait on its wgmmas, so each flush stalls the tensor cores (H200: FLUSH = 2 ran 5-7%
 # faster at 2048^3, 4096^3, 8192^3 and 4096x4096x16384); 64 terms kept the error 4-7x under cuBLAS SGEMM's at
 # K = 4096, 8192 and 16384, but at 512^3 it was 1.36e-7 against SGEMM's 9.0e-8 (32 terms: 7.9e-8).
 FLUSH2_MIN_K = 2048
-
-
-def _r18_flush(K: int) -> Params:
-    return {"FLUSH": 2 if K >= FLUSH2_MIN_K else 1}
+R18_FLUSH = tma_choice.ByK("FLUSH", 1, 2, FLUSH2_MIN_K, "tensor-core partial sums folded into FP32 every {} K tile(s)")
 
 
 R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h200.json",
                                   {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "FLUSH": 1, "SWAP_AB": 0},
                                   _check_3xtf32_tma, tma_choice.TILES_3XTF32, split=True, bms=(16, 32, 64, 128),
-                                  splits_a=True, by_k=_r18_flush)
+                                  splits_a=True, by_k=R18_FLUSH)
 
 
 def _split_k_build(p: Params) -> Params:

@@ -55,6 +55,25 @@ def _thin_bm(M: int) -> int | None:
 
 
 @dataclass(frozen=True)
+class ByK:
+    """A compile-time parameter that follows K: ``low`` below ``min_k``, ``high`` from it; ``what`` says
+    what it sets, with {} for the value."""
+
+    name: str
+    low: int
+    high: int
+    min_k: int
+    what: str
+
+    def params(self, K: int) -> Params:
+        return {self.name: self.high if K >= self.min_k else self.low}
+
+    def explain(self, p: Params) -> str:
+        return (f"{self.name}={p[self.name]}: {self.what.format(p[self.name])} "
+                f"({self.name}={self.high} from K = {self.min_k}, {self.low} below)")
+
+
+@dataclass(frozen=True)
 class PerShape:
     """A warp-specialized TMA rung's per-shape choice: ``rest`` holds the
     parameters that neither the rule nor the table sets, ``check`` the rung's
@@ -71,10 +90,10 @@ class PerShape:
     split: bool
     bms: tuple[int, ...]
     splits_a: bool = False  # rung 18: every call first splits A (a pre-pass launch)
-    by_k: Callable[[int], Params] | None = None  # parameters that follow K (rung 18: FLUSH)
+    by_k: ByK | None = None  # a parameter that follows K (rung 18: FLUSH)
 
     def _with(self, K: int, SPLITS: int = 1, **chosen) -> dict:
-        return {**dict(self.rest), **(self.by_k(K) if self.by_k else {}), **chosen,
+        return {**dict(self.rest), **(self.by_k.params(K) if self.by_k else {}), **chosen,
                 **({"SPLITS": SPLITS} if self.split else {})}
 
     @property
@@ -218,6 +237,8 @@ class PerShape:
             parts.append("the rule: the largest tile giving about one per SM"
                          + (", A and B swapped for N <= 256" if swap else ", thin for M <= 64" if _thin_bm(M) else "")
                          + (", K split to fill the SMs" if splits > 1 else ""))
+        if self.by_k and self.by_k.name in p:
+            parts.append(self.by_k.explain(p))
         if unused:
             parts.append(f"the measured table is not used: {unused}")
         return "; ".join(parts)
@@ -227,6 +248,6 @@ HERE = Path(__file__).parent
 
 
 def per_shape(source: str, table_name: str, rest: Params, check, tiles, split: bool, bms,
-              splits_a: bool = False, by_k: Callable[[int], Params] | None = None) -> PerShape:
+              splits_a: bool = False, by_k: ByK | None = None) -> PerShape:
     return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms), splits_a,
                     by_k)
