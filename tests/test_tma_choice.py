@@ -57,7 +57,8 @@ def test_rung_18_sums_64_terms_on_the_tensor_cores_from_k_2048_and_32_below(K, f
         assert {p["FLUSH"] for p in R18_CHOICE.candidates(M, N, K, SMS)} == {flush}
         p = R18_CHOICE.select(M, N, K, SMS)
         if "GEMV" not in p and "SMALL" not in p:
-            assert f"FLUSH={flush}: tensor-core partial sums folded into FP32 every {flush} K tile(s)" in R18_CHOICE.explain(M, N, K, SMS, p)
+            line = R18_CHOICE.explain(M, N, K, SMS, p)
+            assert f"FLUSH={flush}: tensor-core partial sums folded into FP32 every {flush} K tile(s)" in line
     assert "FLUSH" not in R17_CHOICE.rule(4096, 4096, K, SMS)
 
 

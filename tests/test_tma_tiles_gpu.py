@@ -1,8 +1,9 @@
 """Rungs 17 and 18 on a GPU: every tile their shape-set tunes try (the thin
 16- and 32-row tiles, 64-row tiles, on 4 and 8 slots), unsplit and in 3
 and 40 K splits (rung 18's split build is a build of its own), rung 18
-with partial sums of 32 and 64 terms (FLUSH 1 and 2) and also with A and B swapped (SWAP_AB: C^T = B^T A^T), against the FP64 reference at odd shapes (both
-verification passes; rung 18 to the FP32 bound). Their per-shape choices are
+with partial sums of 32 and 64 terms (FLUSH 1 and 2) and also with A and B
+swapped (SWAP_AB: C^T = B^T A^T), against the FP64 reference at odd shapes
+(both verification passes; rung 18 to the FP32 bound). Their per-shape choices are
 covered by test_gpu.py, which runs every rung as chosen."""
 
 import pytest

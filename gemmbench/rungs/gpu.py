@@ -277,7 +277,8 @@ def _check_3xtf32_tma(p: Params) -> str | None:
 # faster at 2048^3, 4096^3, 8192^3 and 4096x4096x16384); 64 terms kept the error 4-7x under cuBLAS SGEMM's at
 # K = 4096, 8192 and 16384, but at 512^3 it was 1.36e-7 against SGEMM's 9.0e-8 (32 terms: 7.9e-8).
 FLUSH2_MIN_K = 2048
-R18_FLUSH = tma_choice.ByK("FLUSH", 1, 2, FLUSH2_MIN_K, "tensor-core partial sums folded into FP32 every {} K tile(s)")
+R18_FLUSH = tma_choice.ByK("FLUSH", 1, 2, FLUSH2_MIN_K,
+                           "tensor-core partial sums folded into FP32 every {} K tile(s)")
 
 
 R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h200.json",
