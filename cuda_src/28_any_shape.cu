@@ -44,6 +44,8 @@
 #include "ptx.cuh"
 #include "pack.cuh"
 #include "split_k.cuh"
+// before the #if: a header is inlined once, where it is first named
+#include "whole_rows.cuh"
 #if VECTOR == 0
 #if KMAJOR_A
 #include "kmajor_loop.cuh"

@@ -22,7 +22,9 @@
 // Edges: At is zero-padded to whole tiles, so A copies never need a guard;
 // A read in place takes 16-byte loads where a quad lies inside an aligned A,
 // guarded scalar loads (zero outside A) elsewhere.
-// B as rung 12: cp.async src-size < 16 zero-fills chunks past N or K; when
+// B as rung 12: whole 16-byte copies up to the tile's edge, also past N where
+// the rows stay inside B's buffer (whole_tile_rows); elsewhere cp.async
+// src-size < 16 zero-fills chunks past N or K; when
 // ldb % 4 or B's alignment forbids 16-byte copies (block-uniform flag), four
 // 4-byte cp.async.ca per chunk. C: 128-bit stores where a whole aligned
 // float4 is inside C, guarded scalar stores otherwise; not read if beta == 0.
@@ -30,6 +32,7 @@
 // tile TM x TN (TM, TN multiples of 4), MIN_BLOCKS for __launch_bounds__.
 #include "common.cuh"
 #include "ptx.cuh"
+#include "whole_rows.cuh"
 
 constexpr int kWM = 8 * TM;
 constexpr int kWN = 4 * TN;
@@ -91,7 +94,7 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int
     const float* a_src = At + (size_t)a_row * lda + m0 + 4 * a_chunk;
     const float* b_src = B + (size_t)b_row * ldb + n0 + 4 * b_chunk;
     const bool b_vector = (ldb & 3) == 0 && is_aligned16(B);  // block-uniform
-    const bool b_interior = b_vector && n0 + BN <= N;
+    const int b_whole_rows = whole_tile_rows(K, ldb, n0 + BN, b_vector);
     const int b_cols_left = N - n0 - 4 * b_chunk;
 
     auto load_tile = [&](int t, int stage) {
@@ -106,7 +109,7 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int
                 if (kExactA || a_row + q * kRowStepA < BK)
                     cp_async16_full(sa + 4 * q * kRowStepA * BM, ga + (size_t)q * kRowStepA * lda);
         }
-        if (b_interior && k0 + BK <= K) {
+        if (k0 + BK <= b_whole_rows) {
 #pragma unroll
             for (int q = 0; q < kCopiesB; ++q)
                 if (kExactB || b_row + q * kRowStepB < BK)

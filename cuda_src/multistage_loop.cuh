@@ -40,20 +40,24 @@
 //   chunks of a row — both conflict-free.
 // Registers: fragments are double buffered — B of slice k+1 and A of the
 // next 4-slice group are read while the current FMAs run.
-// Copies: a block whose tile lies wholly inside A, B and C with 16-byte
-// aligned rows (block-uniform flag) copies every full K tile with plain
+// Copies: a block whose A rows lie inside A, with 16-byte aligned rows
+// (block-uniform flag), copies every full K tile within B's whole rows
+// (whole_tile_rows: all but a partial last one) with plain
 // 16-byte cp.async and no per-chunk size arithmetic (~40 instructions a
 // tile per warp): with only 8 warps per SM, every instruction between the
 // FMA runs is exposed.
 // Edges: cp.async with src-size < 16 zero-fills the rest of a chunk, so
-// rows/columns past M, N and K become zeros in shared memory and the FMA
-// loop has no checks. 16-byte copies need 16-byte aligned sources: when
-// lda % 4 (A) or ldb % 4 (B) or the base pointer forbids it (block-uniform
-// flag), each chunk is copied as four 4-byte cp.async.ca with src-size
-// 0 or 4. C is written with 128-bit stores where a whole float4 is inside
+// rows/columns past M and K become zeros in shared memory and the FMA
+// loop has no checks. A block at N's edge copies B's rows whole where they
+// stay inside B's buffer (whole_tile_rows): its columns past N only reach
+// C's columns past N, which are never stored. 16-byte copies need 16-byte
+// aligned sources: when lda % 4 (A) or ldb % 4 (B) or the base pointer
+// forbids it (block-uniform flag), each chunk is copied as four 4-byte
+// cp.async.ca with src-size 0 or 4. C is written with 128-bit stores where a whole float4 is inside
 // C and aligned, guarded scalar stores otherwise; C is not read when beta == 0.
 #include "common.cuh"
 #include "ptx.cuh"
+#include "whole_rows.cuh"
 
 constexpr int kWM = 8 * TM;               // warptile height (8 lanes down)
 constexpr int kWN = 4 * TN;               // warptile width (4 lanes across, float4s)
@@ -132,10 +136,11 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
 #pragma unroll
     for (int q = 0; q < kCopiesA; ++q) a_rows_ok |= (m0 + a_row + q * kRowStepA < M ? 1u : 0u) << q;
 
-    // Block-uniform: the block's tile rows and columns are all inside A, B
-    // and C and 16-byte aligned, so every K tile but a partial last one is
+    // Block-uniform: the block's A rows are all inside A, and A and B are
+    // 16-byte aligned, so every K tile inside B's whole rows (all but a
+    // partial last one; see whole_tile_rows for a block at N's edge) is
     // copied with plain 16-byte copies and no per-chunk arithmetic.
-    const bool interior = a_vector && b_vector && m0 + BM <= M && n0 + BN <= N;
+    const int b_whole_rows = a_vector && m0 + BM <= M ? whole_tile_rows(K, ldb, n0 + BN, b_vector) : 0;
 
     auto load_tile = [&](int t, int stage) {
         const int k0 = t * BK;
@@ -143,7 +148,7 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
         const unsigned sb = smem_base + 4 * (stage * kStageFloats + b_dst);
         const float* ga = a_src + k0;
         const float* gb = b_src + (size_t)k0 * ldb;
-        if (interior && k0 + BK <= K) {
+        if (k0 + BK <= b_whole_rows) {
 #pragma unroll
             for (int q = 0; q < kCopiesA; ++q)
                 if (kExactA || a_row + q * kRowStepA < BM)
