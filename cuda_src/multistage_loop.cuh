@@ -53,8 +53,9 @@
 // C's columns past N, which are never stored. 16-byte copies need 16-byte
 // aligned sources: when lda % 4 (A) or ldb % 4 (B) or the base pointer
 // forbids it (block-uniform flag), each chunk is copied as four 4-byte
-// cp.async.ca with src-size 0 or 4. C is written with 128-bit stores where a whole float4 is inside
-// C and aligned, guarded scalar stores otherwise; C is not read when beta == 0.
+// cp.async.ca with src-size 0 or 4. C is written with 128-bit stores where
+// a whole float4 is inside C and aligned, guarded scalar stores otherwise;
+// C is not read when beta == 0.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "whole_rows.cuh"
