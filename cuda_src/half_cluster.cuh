@@ -1,5 +1,7 @@
 // The cluster machinery of the 16-bit multicast rungs (24 on): blocks in
 // clusters of CLUSTER stacked along M share every B tile by TMA multicast.
+// CLUSTER = 1 (rung 30 at small shapes) is the same kernel without sharing:
+// each block loads its own B, as rung 22 does.
 // Include inside `#if defined(__CUDA_ARCH_FEAT_SM90_ALL)`, after
 // half_tma.cuh and cluster.cuh. A rung's kernel is `cluster_gemm` with its
 // own epilogue.
@@ -11,8 +13,8 @@
 // their A with zeros, their stores are guarded (or clipped) away, and they
 // still load and share their part of B.
 
-constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (2 or 4)
-static_assert(kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 2 or 4 blocks");
+constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (1, 2 or 4)
+static_assert(kClusterBlocks == 1 || kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 1, 2 or 4 blocks");
 static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
 
 // Arrivals that free a slot: every consumer warp of every block of the cluster.
@@ -43,6 +45,10 @@ __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const Tens
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
             const int s = it % STAGES;
             if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
+            if constexpr (kClusterBlocks == 1) {  // no cluster: rung 22's loads
+                ring.issue(map_a, map_b, s, m0, n0, kt);
+                continue;
+            }
             mbar_arrive_expect_tx(ring.full_bar(s), kHalfSlot);  // own A box + every B box
             tma_load_2d(ring.a(s), map_a, kt * kHalfBK, m0, ring.full_bar(s));
 #pragma unroll
@@ -59,9 +65,14 @@ __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const Tens
 
 // Slot s is free for every producer of the cluster once this warp's wgmmas on it have retired.
 __device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int lane) {
-    if (lane == 0)
+    if (lane == 0) {
+        if constexpr (kClusterBlocks == 1) {
+            mbar_arrive(ring.empty_bar(s));
+        } else {
 #pragma unroll
-        for (unsigned cta = 0; cta < kClusterBlocks; ++cta) mbar_arrive_cluster(ring.empty_bar(s), cta);
+            for (unsigned cta = 0; cta < kClusterBlocks; ++cta) mbar_arrive_cluster(ring.empty_bar(s), cta);
+        }
+    }
 }
 
 // The body of a multicast rung's kernel (launched in clusters of CLUSTER
@@ -74,7 +85,8 @@ __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMa
                                              int M, int N, int K, Epilogue epilogue, Finish finish) {
     const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
     const unsigned rank = cluster_rank();
-    cluster_sync();  // every block's barriers are initialised before any multicasts into it
+    if constexpr (kClusterBlocks == 1) __syncthreads();  // the barriers are initialised
+    else cluster_sync();  // every block's barriers are initialised before any multicasts into it
 
     const int cluster = blockIdx.x / kClusterBlocks, clusters = gridDim.x / kClusterBlocks;
     const int tid = threadIdx.x, lane = tid % 32;

@@ -120,18 +120,25 @@ __device__ __forceinline__ void half_consume(const HalfRing& ring, float (&acc)[
 
 // A consumer warpgroup's 64 rows of the C tile at (m0, n0) through the
 // epilogue, straight from its accumulators to C (store_pair: guarded, and
-// reading C where beta != 0). acc[4i + j] is row 16 * warp + lane / 4 +
-// 8 * (j / 2) of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
+// reading C where beta != 0): the 64-column boxes c for which owned(c)
+// holds, or all of them. acc[4i + j] is row 16 * warp + lane / 4 + 8 * (j / 2)
+// of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
+template <typename Owned>
 __device__ __forceinline__ void half_store_rows(elem16* C, int M, int N, int m0, int n0, int wg, const float (&acc)[kHalfAcc],
-                                                float alpha, float beta) {
+                                                float alpha, float beta, Owned owned) {
     const int lane = threadIdx.x % 32, warp = (threadIdx.x / 32) % 4;
     const bool pairs = N % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 3) == 0;
     const int m = m0 + 64 * wg + 16 * warp + lane / 4, n = n0 + 2 * (lane % 4);
 #pragma unroll
     for (int i = 0; i < kHalfAcc / 4; ++i) {
+        if (!owned(i / 8)) continue;
         store_pair(C, M, N, m, n + 8 * i, acc[4 * i], acc[4 * i + 1], alpha, beta, pairs);
         store_pair(C, M, N, m + 8, n + 8 * i, acc[4 * i + 2], acc[4 * i + 3], alpha, beta, pairs);
     }
+}
+__device__ __forceinline__ void half_store_rows(elem16* C, int M, int N, int m0, int n0, int wg, const float (&acc)[kHalfAcc],
+                                                float alpha, float beta) {
+    half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, [](int) { return true; });
 }
 
 // Registers per thread of the calling warpgroup: down to kRegs (the producer), up to kRegs (the consumers).
