@@ -124,8 +124,8 @@ def test_fp16_judges_tiny_elements_against_its_smallest_normal():
 def test_the_ladder_has_both_types_of_each_rung():
     rungs = {s.id: s for s in GPU_LADDER if s.precision in ("bf16", "fp16") and not s.is_baseline}
     assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16", 24: "bf16",
-                                                      25: "fp16", 26: "bf16", 27: "fp16"}
-    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27)):
+                                                      25: "fp16", 26: "bf16", 27: "fp16", 30: "bf16", 31: "fp16"}
+    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27), (30, 31)):
         assert rungs[even].source == rungs[odd].source
         assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
     assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
@@ -141,6 +141,47 @@ def test_the_tma_store_rung_fits_its_staged_boxes_in_shared_memory():
     assert spec.shared_bytes(spec.params) == ring - 16 * 4 + 1024 + 2 * 2 * 8192 <= 227 * 1024
     assert "exceed 227 KiB" in spec.invalid_reason({**spec.params, "STAGES": 5})
     assert spec.invalid_reason({**spec.params, "BM": 64, "BN": 128, "STAGES": 6}) is None
+
+
+def test_the_few_tile_rung_picks_its_schedule_per_shape():
+    spec = get_spec("gpu", 30)
+    rung26 = get_spec("gpu", 26)
+
+    def picked(M, N, K):
+        p = spec.params_for(M, N, K, 132)
+        assert spec.invalid_reason(p) is None
+        return p
+    # one wave of 64 x 128 tiles, short K: the same tiles without clusters
+    p = picked(1024, 1024, 1024)
+    assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"]) == (64, 128, 1, 1)
+    assert spec.grid(1024, 1024, 1024, p) == (128, 1, 1)
+    assert "no clusters" in spec.explain(1024, 1024, 1024, 132, p)
+    # long K (32 K tiles of 64 and more): 128 x 128 tiles, a pair of blocks per tile, not persistent
+    for shape in ((1024, 1024, 2048), (512, 512, 4096), (127, 255, 2051)):
+        p = picked(*shape)
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (128, 128, 2, 2, 0)
+        assert spec.grid(*shape, p)[0] == 2 * -(-shape[0] // 128) * -(-shape[1] // 128)
+        assert "K split in pairs" in spec.explain(*shape, 132, p)
+    assert picked(1024, 1024, 1984)["KSPLIT"] == 1  # 31 K tiles
+    # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice
+    assert picked(1536, 1536, 4096)["KSPLIT"] == 1
+    for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)):
+        p = picked(*shape)
+        assert {k: v for k, v in p.items() if k != "KSPLIT"} == rung26.params_for(*shape, 132) and p["KSPLIT"] == 1
+        assert "sharing B by multicast" in spec.explain(*shape, 132, p)
+
+
+def test_the_k_split_pairs_are_checked():
+    spec = get_spec("gpu", 31)
+    pair = {**spec.params, "BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
+    assert spec.invalid_reason(pair) is None
+    # rung 26's shared memory plus the partial sums sent and received (128 x 64 floats each)
+    assert spec.shared_bytes(pair) == get_spec("gpu", 27).shared_bytes(pair) + 2 * 128 * 64 * 4 <= 227 * 1024
+    assert "not persistent" in spec.invalid_reason({**pair, "PERSISTENT": 1})
+    assert "clusters of 2 blocks" in spec.invalid_reason({**pair, "CLUSTER": 1})
+    assert spec.invalid_reason({**pair, "BN": 256, "STAGES": 2}) is not None
+    assert spec.invalid_reason({**pair, "KSPLIT": 3}) == "KSPLIT must be 1 or 2"
+    assert "exceed 227 KiB" in spec.invalid_reason({**pair, "STAGES": 5})
 
 
 @pytest.mark.parametrize("element", HALF)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 HALF_ROWS = [s for s in GPU_LADDER if s.precision in ("bf16", "fp16")]
 HALF_FALLBACKS = [s.fallback for s in HALF_ROWS if s.fallback]
 SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(127, 255, 511), Shape(1000, 1001, 129), Shape(3, 4099, 2),
-          Shape(4099, 3, 37), Shape(513, 1025, 257), Shape(2048, 2048, 2048)]
+          Shape(4099, 3, 37), Shape(513, 1025, 257), Shape(2048, 2048, 2048), Shape(127, 255, 2051)]
 
 
 def _id(spec):
@@ -34,6 +34,25 @@ def test_half_row_matches_fp64_reference(gpu, loaded, spec):
     v = verify_kernel(gpu, gpu.prepare(spec, problem.shape).gemm, passes[spec.precision], spec.precision)
     assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
+# Rung 30/31's K split in pairs at shapes its selection would not split: rank 1 with no K tile (K <= 64), one
+# K tile each, odd K (padded rows), ragged edges, both passes (beta != 0 reads C, N % 8 != 0 stores directly).
+PAIR = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0, "CLUSTER": 2}
+
+
+@pytest.mark.parametrize("rung", [30, 31])
+@pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(129, 136, 65), Shape(1000, 1001, 999), Shape(300, 264, 4097)],
+                         ids=str)
+def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, shape):
+    from gemmbench.rungs import get_spec
+    spec = get_spec("gpu", rung)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("the K split in pairs is the sm_90a path")
+    problem, passes = load_problem(gpu, shape, seed=23, elements=(spec.precision,))
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **PAIR}
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
+    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
 @pytest.mark.parametrize("element", ["bf16", "fp16"])

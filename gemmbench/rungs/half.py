@@ -124,8 +124,8 @@ def _check_cluster(p: Params, smem=_ws_smem) -> str | None:
     reason = _check_ws(p, smem)
     if reason:
         return reason
-    if p["CLUSTER"] not in (2, 4):
-        return "CLUSTER must be 2 or 4 blocks"
+    if p["CLUSTER"] not in (1, 2, 4):
+        return "CLUSTER must be 1, 2 or 4 blocks"
     if (p["BN"] // 64) % p["CLUSTER"]:
         return "the BN/64 B boxes must split evenly over the CLUSTER blocks that multicast them"
     return None
@@ -141,20 +141,90 @@ def _store_smem(p: Params) -> int:
     return _ws_smem(p) - 16 * p["STAGES"] + 1024 * ceil_div(16 * p["STAGES"], 1024) + (p["BM"] // 64) * 2 * 8192
 
 
+# --- rung 30/31: rung 26 with K split across a cluster's two blocks (half_split.cuh) -----------
+def _split_smem(p: Params) -> int:
+    """Rung 26's shared memory and, with KSPLIT 2, the incoming and outgoing buffers of the exchange: half
+    of the C tile's FP32 sums each."""
+    return _store_smem(p) + (2 * p["BM"] * p["BN"] * 2 if p.get("KSPLIT", 1) == 2 else 0)
+
+
+def _split_grid(M: int, N: int, K: int, p: Params):
+    """Rung 26's grid, or with KSPLIT 2 two blocks (a cluster) per C tile."""
+    if p.get("KSPLIT", 1) == 1:
+        return _ws_grid(M, N, K, p)
+    return (2 * ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, 1)
+
+
+def _check_split(p: Params, smem=_split_smem) -> str | None:
+    reason = _check_cluster(p, smem)
+    if reason:
+        return reason
+    if p["KSPLIT"] not in (1, 2):
+        return "KSPLIT must be 1 or 2"
+    if p["KSPLIT"] == 2 and (p["CLUSTER"] != 2 or p["PERSISTENT"] or p["BN"] != 128):
+        return ("KSPLIT 2 takes clusters of 2 blocks, BN 128 (the partial sums a warpgroup sends) and a grid "
+                "that is not persistent (one C tile per cluster)")
+    return None
+
+
+# Rung 30's schedules where rung 26 would run one wave of its smallest tile (64 x 128): measured on the H200
+# against cuBLAS BF16 in one run (% of cuBLAS; rung 26, no clusters, K split in pairs of 128 x 128 tiles):
+# 1024^3 78.1 / 84.5 / 75.6, 768^3 74.7 / 83.3 / 69.7, 512x1024x1024 66.2 / 74.2 / 67.6, 1024x1024x2048
+# 69.3 / 76.8 / 77.1, 512x512x2048 56.9 / 64.2 / 72.3, 2048x512x2048 69.3 / 77.7 / 84.1, 1024x1024x4096
+# 63.2 / 70.7 / 81.4, 512x512x4096 43.3 / 49.1 / 65.3, 256x256x8192 19.0 / 21.8 / 32.9. Multicast only pays
+# where the tiles run more than one wave; the pairs pay from 32 K tiles up, where their fewer bytes per
+# multiply-add outweigh the exchange of partial sums (about 2,300 cycles at 1024^3).
+_SPLIT_TILE = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
+_SPLIT_MIN_K_TILES = 32
+
+
+def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
+    """Rung 26's choice; where that is one wave of 64 x 128 tiles, K split in pairs of 128 x 128 tiles
+    when K is long (and the pairs fit in one wave), else the same tiles without clusters."""
+    chosen = _ws_select(M, N, K, sm_count, rest)
+    if chosen["BM"] * chosen["BN"] != 64 * 128 or ceil_div(M, 64) * ceil_div(N, 128) > sm_count:
+        return chosen
+    if ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and 2 * ceil_div(M, 128) * ceil_div(N, 128) <= sm_count:
+        return {**chosen, **_SPLIT_TILE}
+    return {**chosen, "CLUSTER": 1}
+
+
+def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
+    """Rung 30's schedule at a shape, and why (the table footer and ``info``)."""
+    tiles = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
+    tile = f"{p['BM']} x {p['BN']} tiles"
+    if p.get("KSPLIT", 1) == 2:
+        return (f"{tile}, K split in pairs: a cluster of two blocks per tile, each over half of the "
+                f"{ceil_div(K, 64)} K tiles, summed in distributed shared memory ({2 * tiles} blocks for "
+                f"{sm_count} SMs)")
+    if p.get("CLUSTER", 2) == 1:
+        return f"{tile}, no clusters: {tiles} tiles are one wave on {sm_count} SMs, where multicast only couples blocks"
+    waves = ceil_div(tiles, sm_count)
+    return f"{tile} in clusters of {p['CLUSTER']} sharing B by multicast: {tiles} tiles, {waves} wave(s)"
+
+
 def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
-               smem=_ws_smem, driver: str = "tma16", **extra) -> KernelSpec:
-    """A wgmma + TMA rung (22-25); ``cluster``: blocks per cluster sharing B (0: no clusters)."""
-    rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}), "BF16": bf16}
+               smem=_ws_smem, driver: str = "tma16", split: bool = False, **extra) -> KernelSpec:
+    """A wgmma + TMA rung (22-31); ``cluster``: blocks per cluster sharing B (0: no clusters); ``split``:
+    K split across a cluster's two blocks where the shape has few tiles (KSPLIT, rungs 30-31)."""
+    rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}),
+            **({"KSPLIT": 1} if split else {}), "BF16": bf16}
     space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
-             "PERSISTENT": [0, 1], **({"CLUSTER": [2, 4]} if cluster else {})}
+             "PERSISTENT": [0, 1], **({"CLUSTER": [1, 2, 4] if split else [2, 4]} if cluster else {}),
+             **({"KSPLIT": [1, 2]} if split else {})}
+    check = (lambda p: _check_split(p, smem)) if split else (
+        lambda p: (_check_cluster if cluster else _check_ws)(p, smem))
+    select = _split_select if split else _ws_select
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
-        check=lambda p: (_check_cluster if cluster else _check_ws)(p, smem),
-        constraints=_WS_CONSTRAINTS + ("; CLUSTER in {2,4} divides BN/64" if cluster else "")
+        check=check,
+        constraints=_WS_CONSTRAINTS + (f"; CLUSTER in {{{'1,' if split else ''}2,4}} divides BN/64" if cluster else "")
         + ("; the smem also holds 1 KiB of barriers and 16 KiB of staged C per consumer warpgroup"
-           if smem is _store_smem else ""),
-        block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_ws_grid, smem=smem, driver=driver,
-        select=lambda M, N, K, sms: _ws_select(M, N, K, sms, rest),
+           if smem in (_store_smem, _split_smem) else "")
+        + ("; KSPLIT 2: CLUSTER 2, BN 128, PERSISTENT 0, and 2 x BM x BN x 2 bytes more smem (the partial sums "
+           "sent and received)" if split else ""),
+        block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_split_grid if split else _ws_grid, smem=smem,
+        driver=driver, select=lambda M, N, K, sms: select(M, N, K, sms, rest),
         arch_specific=True, precision=precision, min_cc=(8, 0),
         fallback=_hm_record(id, name, "mma.sync fallback (no wgmma on this GPU)", source, precision, bf16), **extra)
 
@@ -177,5 +247,12 @@ HALF_RUNGS: tuple[KernelSpec, ...] = (
                  "warpgroup rounds its results into swizzled shared memory, 64 columns at a time, and TMA writes "
                  "them to C while the warpgroup starts its next tile (mma.sync off Hopper)",
                  "26_half_tma_store.cu", name, bf16, cluster=2, smem=_store_smem, driver="tma16_store")
+      for name, label, bf16 in _TYPES),
+    *(_ws_record(30 + (1 - bf16), f"{label} few-tile schedules", "rung 26 where a shape has too few C tiles "
+                 "for a second wave: no clusters, or for long K the two blocks of a cluster compute one 128 x 128 "
+                 "tile over the two halves of K and add their sums in distributed shared memory (mma.sync off "
+                 "Hopper)",
+                 "30_half_split_k.cu", name, bf16, cluster=2, smem=_split_smem, driver="tma16_store", split=True,
+                 explain=_split_explain)
       for name, label, bf16 in _TYPES),
 )

@@ -1,0 +1,66 @@
+// Rungs 30 (BF16) and 31 (FP16) — rung 26 with a schedule for shapes that
+// have too few C tiles for a second wave (gemmbench/rungs/half.py picks it).
+//
+// What changed from rungs 26-27, where rung 26 would run one wave of its
+// 64 x 128 tiles:
+// - CLUSTER = 1: no clusters. Multicast saves L2 reads but couples each
+//   pair of blocks, so one slow load holds both; in one wave nothing hides
+//   that (1024^3: 84.5% of cuBLAS against 78.1% with pairs).
+// - KSPLIT = 2, for long K: the two blocks of a cluster compute one 128 x 128
+//   tile, each over half of K, and add their sums up in distributed shared
+//   memory (half_split.cuh); each block stores half of the tile's columns.
+//   The same multiply-adds then take 2/3 of the bytes per block (32 KiB per
+//   K tile of 128 x 128 x 64 against 24 KiB per 64 x 128 x 64), which pays
+//   once K has 32 tiles of 64 or more (1024 x 1024 x 4096: 81.4% against
+//   70.7%); the exchange itself costs about 2,300 cycles.
+// Elsewhere the kernel is rung 26's.
+//
+// Evidence: the README's 16-bit ladder section.
+#include "common.cuh"
+#include "ptx.cuh"
+#include "half.cuh"
+#include "tma.cuh"
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "wgmma.cuh"
+#include "wgmma_half.cuh"
+#include "half_tma.cuh"
+#include "cluster.cuh"
+#include "half_store.cuh"
+#if KSPLIT == 2
+#include "half_split.cuh"
+static_assert(CLUSTER == 2, "K splits in pairs: clusters of two blocks");
+#else
+#include "half_cluster.cuh"
+#endif
+
+extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(kHalfBlock, 1)
+sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b,
+      const __grid_constant__ TensorMap map_c, int M, int N, int K, float alpha, float beta, elem16* __restrict__ C,
+      int store_c) {
+    extern __shared__ __align__(1024) unsigned char smem[];
+    const bool via_tma = store_c && beta == 0.0f;
+    int boxes = 0;  // boxes this consumer warpgroup has staged
+    auto store = [&](const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0, int wg, auto owned) {
+        if (via_tma) tma_store_rows(ring, map_c, acc, m0, n0, wg, alpha, boxes, owned);
+        else half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned);
+    };
+    auto finish = [] {
+        if (threadIdx.x % 128 == 0) bulk_wait_all();  // C is written before the block ends
+    };
+#if KSPLIT == 2
+    split_gemm(smem, map_a, map_b, M, N, K, store, finish);
+#else
+    cluster_gemm(
+        smem, map_a, map_b, M, N, K,
+        [&](const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0, int wg) {
+            store(ring, acc, m0, n0, wg, [](int) { return true; });
+        },
+        finish);
+#endif
+}
+
+#else
+// Without sm_90a (sm_80/86/89, later GPUs): rung 20's mma.sync kernel.
+#include "half_fallback.cuh"
+#endif
