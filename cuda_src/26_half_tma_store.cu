@@ -36,17 +36,8 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
       const __grid_constant__ TensorMap map_c, int M, int N, int K, float alpha, float beta, elem16* __restrict__ C,
       int store_c) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    const bool via_tma = store_c && beta == 0.0f;
-    int boxes = 0;  // boxes this consumer warpgroup has staged
-    cluster_gemm(
-        smem, map_a, map_b, M, N, K,
-        [&](const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0, int wg) {
-            if (via_tma) tma_store_rows(ring, map_c, acc, m0, n0, wg, alpha, boxes, [](int) { return true; });
-            else half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
-        },
-        [&] {
-            if (threadIdx.x % 128 == 0) bulk_wait_all();  // C is written before the block ends
-        });
+    StoreEpilogue store{map_c, C, M, N, alpha, beta, store_c && beta == 0.0f};
+    cluster_gemm(smem, map_a, map_b, M, N, K, store, [&] { store.finish(); });
 }
 
 #else

@@ -78,11 +78,12 @@ __device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int
 // The body of a multicast rung's kernel (launched in clusters of CLUSTER
 // blocks of kHalfBlock threads): the ring, the producer warpgroup, and the
 // consumer warpgroups, which after each C tile call
-// `epilogue(ring, acc, m0, n0, wg)` to write their 64 rows of it and after
-// their last tile `finish()`.
+// `epilogue(ring, acc, m0, n0, wg, owned)` to write their 64 rows of it
+// (owned(c): every 64-column box c is theirs) and after their last tile
+// `finish()`.
 template <typename Epilogue, typename Finish>
 __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMap& map_a, const TensorMap& map_b,
-                                             int M, int N, int K, Epilogue epilogue, Finish finish) {
+                                             int M, int N, int K, Epilogue&& epilogue, Finish&& finish) {
     const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
     const unsigned rank = cluster_rank();
     if constexpr (kClusterBlocks == 1) __syncthreads();  // the barriers are initialised
@@ -104,7 +105,7 @@ __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMa
             int m0, n0;
             cluster_tile_origin(unit, M, N, rank, m0, n0);
             half_consume(ring, acc, k_tiles, it, wg, [&](int s) { cluster_release(ring, s, lane); });
-            epilogue(ring, acc, m0, n0, wg);
+            epilogue(ring, acc, m0, n0, wg, [](int) { return true; });
         }
         finish();
     }

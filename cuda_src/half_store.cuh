@@ -52,3 +52,26 @@ __device__ __forceinline__ void tma_store_rows(const HalfRing& ring, const Tenso
         }
     }
 }
+
+// The epilogue of the TMA-store rungs (26, 30), for cluster_gemm and
+// split_gemm: a warpgroup's rows through TMA where C can take them (the
+// driver's store_c: 16-byte rows, an aligned C) and beta == 0, else stored
+// directly (reading C); finish() keeps the block until TMA has written C.
+struct StoreEpilogue {
+    const TensorMap& map_c;
+    elem16* C;
+    int M, N;
+    float alpha, beta;
+    bool via_tma;
+    int boxes = 0;  // boxes this warpgroup has staged
+
+    template <typename Owned>
+    __device__ __forceinline__ void operator()(const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0,
+                                               int wg, Owned owned) {
+        if (via_tma) tma_store_rows(ring, map_c, acc, m0, n0, wg, alpha, boxes, owned);
+        else half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned);
+    }
+    __device__ __forceinline__ void finish() const {
+        if (threadIdx.x % 128 == 0) bulk_wait_all();  // C is written before the block ends
+    }
+};
