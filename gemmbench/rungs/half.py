@@ -1,11 +1,11 @@
 """The 16-bit ladder (BF16 and FP16): the cuBLAS rows it is compared with
-and one record per rung and element type (sources ``cuda_src/2x_half_*.cu``,
+and one record per rung and element type (sources ``cuda_src/2x_half_*.cu`` and ``30_half_split_k.cu``,
 built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
 
 A rung id names one idea in one type, so each source has two ids: even for
 BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized,
 24/25: 22/23 in clusters sharing B by TMA multicast, 26/27: 24/25 with a
-TMA-store epilogue).
+TMA-store epilogue, 30/31: 26/27 with schedules for shapes of few tiles).
 """
 
 from __future__ import annotations
