@@ -44,8 +44,9 @@ __device__ __forceinline__ void bulk_copy_to_peer(unsigned dst, unsigned src, un
                  ::"r"(dst), "r"(src), "r"(bar), "r"(cta), "r"(bytes) : "memory");
 }
 
-// acc[kFirst ..] (the peer's boxes) into this warpgroup's outgoing buffer; then acc[kFirst ..] += the
-// peer's, from the incoming one. kFirst is a constant so acc stays in registers.
+// split_stage: acc[kFirst ..] (the peer's boxes) into this warpgroup's outgoing buffer; split_add:
+// acc[kFirst ..] (this block's boxes) += the peer's sums for them, from the incoming one. kFirst is a
+// constant so acc stays in registers.
 template <int kFirst>
 __device__ __forceinline__ void split_stage(const float (&acc)[kHalfAcc], unsigned out) {
 #pragma unroll

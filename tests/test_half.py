@@ -164,7 +164,8 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert "K split in pairs" in spec.explain(*shape, 132, p)
     assert picked(1024, 1024, 1984)["KSPLIT"] == 1  # 31 K tiles
     for shape in ((16, 8192, 8192), (64, 4096, 4096)):  # a pair's 128 rows would be half empty: no clusters
-        assert (picked(*shape)["KSPLIT"], picked(*shape)["CLUSTER"]) == (1, 1)
+        p = picked(*shape)
+        assert (p["KSPLIT"], p["CLUSTER"]) == (1, 1)
     # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice
     assert picked(1536, 1536, 4096)["KSPLIT"] == 1
     for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)):
