@@ -28,6 +28,16 @@ __device__ __forceinline__ void mbar_arrive_cluster(unsigned bar, unsigned cta) 
                  ::"r"(bar), "r"(cta) : "memory");
 }
 
+// tma_load_3d into every block of `mask`, as tma_load_2d_multicast below.
+__device__ __forceinline__ void tma_load_3d_multicast(unsigned dst, const TensorMap& map, int c0, int c1, int c2,
+                                                      unsigned bar, unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3, %4}], [%5], %6;\n"
+        ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+        : "memory");
+}
+
 // tma_load_2d into every block of `mask` (bit i: cluster rank i): the box lands at `dst`
 // of each of them and counts its bytes on each one's barrier at `bar`.
 __device__ __forceinline__ void tma_load_2d_multicast(unsigned dst, const TensorMap& map, int inner, int outer,

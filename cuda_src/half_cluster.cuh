@@ -16,6 +16,9 @@
 constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (1, 2 or 4)
 static_assert(kClusterBlocks == 1 || kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 1, 2 or 4 blocks");
 static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
+constexpr int kClusterShare = kHalfBBoxes / kClusterBlocks;  // B boxes each block loads for the cluster
+// With B3D a block's boxes are neighbours, one 3-D load; the driver's B map holds them as one box.
+constexpr bool kClusterB3D = B3D && kClusterShare > 1;
 
 // Arrivals that free a slot: every consumer warp of every block of the cluster.
 constexpr int kClusterReleases = kClusterBlocks * kHalfConsumers / 32;
@@ -51,10 +54,15 @@ __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const Tens
             }
             mbar_arrive_expect_tx(ring.full_bar(s), kHalfSlot);  // own A box + every B box
             tma_load_2d(ring.a(s), map_a, kt * kHalfBK, m0, ring.full_bar(s));
+            if constexpr (kClusterB3D) {
+                tma_load_3d_multicast(ring.b(s) + rank * kClusterShare * kHalfBBoxBytes, map_b, 0, kt * kHalfBK,
+                                      n0 / 64 + rank * kClusterShare, ring.full_bar(s), (1u << kClusterBlocks) - 1);
+            } else {
 #pragma unroll
-            for (int box = rank; box < kHalfBBoxes; box += kClusterBlocks)
-                tma_load_2d_multicast(ring.b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK,
-                                      ring.full_bar(s), (1u << kClusterBlocks) - 1);
+                for (int box = rank; box < kHalfBBoxes; box += kClusterBlocks)
+                    tma_load_2d_multicast(ring.b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK,
+                                          ring.full_bar(s), (1u << kClusterBlocks) - 1);
+            }
         }
     }
     // The tail: wait until every consumer warp of the cluster has released the last use of each slot.

@@ -9,6 +9,22 @@
 // MN-major). Each slot has a "full" mbarrier (TMA counts the slot's bytes
 // onto it) and an "empty" one (each consumer warp arrives once its wgmmas
 // on the slot have retired).
+//
+// B3D (rungs 32-33): the B map is 3-D, 64-column chunks side by side
+// (gemmbench/gpu/tensormap.py), so one TMA instruction loads all the boxes
+// of a slot that a block issues, where rungs 22-31 issue one per box.
+
+#ifndef B3D
+#define B3D 0
+#endif
+
+// tma_load_2d (tma.cuh) through a 3-D map: coordinates (c0, c1, c2), innermost first.
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const TensorMap& map, int c0, int c1, int c2, unsigned bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
+        ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+        : "memory");
+}
 
 constexpr int kHalfBK = 64;
 constexpr int kHalfConsumerWarpgroups = BM / 64;  // one per 64 rows of the C tile
@@ -47,9 +63,13 @@ struct HalfRing {
                                           int kt) const {
         mbar_arrive_expect_tx(full_bar(s), kHalfSlot);
         tma_load_2d(a(s), map_a, kt * kHalfBK, m0, full_bar(s));
+        if constexpr (B3D) {
+            tma_load_3d(b(s), map_b, 0, kt * kHalfBK, n0 / 64, full_bar(s));
+        } else {
 #pragma unroll
-        for (int box = 0; box < kHalfBBoxes; ++box)
-            tma_load_2d(b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK, full_bar(s));
+            for (int box = 0; box < kHalfBBoxes; ++box)
+                tma_load_2d(b(s) + box * kHalfBBoxBytes, map_b, n0 + 64 * box, kt * kHalfBK, full_bar(s));
+        }
     }
 };
 

@@ -124,8 +124,9 @@ def test_fp16_judges_tiny_elements_against_its_smallest_normal():
 def test_the_ladder_has_both_types_of_each_rung():
     rungs = {s.id: s for s in GPU_LADDER if s.precision in ("bf16", "fp16") and not s.is_baseline}
     assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16", 24: "bf16",
-                                                      25: "fp16", 26: "bf16", 27: "fp16", 30: "bf16", 31: "fp16"}
-    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27), (30, 31)):
+                                                      25: "fp16", 26: "bf16", 27: "fp16", 30: "bf16", 31: "fp16",
+                                                      32: "bf16", 33: "fp16"}
+    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27), (30, 31), (32, 33)):
         assert rungs[even].source == rungs[odd].source
         assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
     assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
@@ -185,6 +186,42 @@ def test_the_k_split_pairs_are_checked():
     assert spec.invalid_reason({**pair, "BN": 256, "STAGES": 2}) is not None
     assert spec.invalid_reason({**pair, "KSPLIT": 3}) == "KSPLIT must be 1 or 2"
     assert "exceed 227 KiB" in spec.invalid_reason({**pair, "STAGES": 5})
+
+
+def test_the_one_load_rung_is_rung_30_with_b3d_where_n_allows_it():
+    spec, rung30 = get_spec("gpu", 32), get_spec("gpu", 30)
+    for shape in ((1024, 1024, 1024), (1024, 1024, 4096), (4096, 4096, 4096), (127, 256, 511), (64, 4096, 4096)):
+        p = spec.params_for(*shape, 132)
+        assert p.pop("B3D") == 1 and p == rung30.params_for(*shape, 132)
+        assert "B in one TMA load of 2 64-column boxes" in spec.explain(*shape, 132, spec.params_for(*shape, 132))
+    for shape in ((1000, 1000, 1000), (1024, 1001, 1024), (7, 13, 5)):  # past N a 3-D box reads the next row
+        p = spec.params_for(*shape, 132)
+        assert p["B3D"] == 0 and "is not a multiple of 64" in spec.explain(*shape, 132, p)
+    assert spec.invalid_reason({**spec.params, "B3D": 2}) == "B3D must be 0 or 1"
+    assert spec.source == "32_half_b_one_load.cu" and "B3D" in spec.search_space
+
+
+@pytest.mark.parametrize("params, chunks", [
+    ({"BN": 128, "CLUSTER": 1, "KSPLIT": 1, "B3D": 1}, 2),   # clusters of one: the block loads every box
+    ({"BN": 256, "CLUSTER": 2, "KSPLIT": 1, "B3D": 1}, 2),   # multicast: each block its half
+    ({"BN": 128, "CLUSTER": 2, "KSPLIT": 1, "B3D": 1}, 1),   # one box each: a 2-D load
+    ({"BN": 256, "CLUSTER": 4, "KSPLIT": 1, "B3D": 1}, 1),
+    ({"BN": 128, "CLUSTER": 2, "KSPLIT": 2, "B3D": 1}, 2),   # K split in pairs: each block loads its own B
+    ({"BN": 256, "CLUSTER": 2, "KSPLIT": 1, "B3D": 0}, 1),
+    ({"BN": 256, "CLUSTER": 2}, 1)])                          # rungs without B3D
+def test_b_box_chunks_follow_the_kernels_loads(params, chunks):
+    from gemmbench.rungs.half import b_box_chunks
+    assert b_box_chunks(params) == chunks
+
+
+def test_a_chunked_map_is_3_d_and_needs_whole_chunks():
+    m = tensormap.matrix_map(1024, 512, 64, 64, 128, pitch=520, element="bf16", box_chunks=2)
+    assert m.unsupported_reason() is None
+    assert (m.global_dims, m.global_strides, m.box) == ((64, 1024, 8), (1040, 128), (64, 64, 2))
+    assert "a multiple of 64" in tensormap.matrix_map(64, 1000, 64, 64, 128, element="bf16",
+                                                      box_chunks=2).unsupported_reason()
+    assert "1..256" in tensormap.matrix_map(64, 64, 64, 64, 128, element="bf16", box_chunks=0).unsupported_reason()
+    assert tensormap.matrix_map(64, 1000, 64, 64, 128, element="bf16").box == (64, 64)  # one chunk: 2-D
 
 
 @pytest.mark.parametrize("element", HALF)

@@ -55,6 +55,42 @@ def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, shape):
     assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+# Rung 32/33's one-load B in each of the kernel's paths: clusters of one (every box in one load), multicast with
+# two boxes per block (one 3-D multicast load) and with one (2-D), and the K split in pairs; N a multiple of 64
+# with partial tiles whose last chunks lie past N (TMA reads them as zeros), odd M and K, both passes.
+B3D_PATHS = {"one": {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 1, "PERSISTENT": 1},
+             "multicast-3d": {"BM": 128, "BN": 256, "STAGES": 4, "CLUSTER": 2, "KSPLIT": 1, "PERSISTENT": 1},
+             "multicast-2d": {"BM": 64, "BN": 256, "STAGES": 4, "CLUSTER": 4, "KSPLIT": 1, "PERSISTENT": 1},
+             "pairs": PAIR}
+
+
+@pytest.mark.parametrize("rung", [32, 33])
+@pytest.mark.parametrize("path", B3D_PATHS)
+@pytest.mark.parametrize("shape", [Shape(7, 64, 5), Shape(127, 192, 511), Shape(300, 320, 4097),
+                                   Shape(1000, 1024, 999)], ids=str)
+def test_one_load_b_matches_fp64_reference(gpu, load_problem, rung, path, shape):
+    from gemmbench.rungs import get_spec
+    spec = get_spec("gpu", rung)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("the 3-D B map is the sm_90a path")
+    problem, passes = load_problem(gpu, shape, seed=29, elements=(spec.precision,))
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **B3D_PATHS[path], "B3D": 1}
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
+    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
+def test_one_load_b_is_refused_where_n_is_not_a_multiple_of_64(gpu):
+    from gemmbench.backend import SkipKernel
+    from gemmbench.rungs import get_spec
+    spec = get_spec("gpu", 32)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("the 3-D B map is the sm_90a path")
+    shape = Shape(64, 1000, 64)
+    gpu.load(Problem.random(shape, seed=5))
+    with pytest.raises(SkipKernel, match="multiple of 64"):
+        gpu.prepare(spec, shape, {**spec.params_for(64, 1000, 64, gpu.info.sm_count), "B3D": 1})
+
+
 @pytest.mark.parametrize("element", ["bf16", "fp16"])
 def test_reference_is_of_the_rounded_inputs(gpu, element):
     problem = Problem.random(Shape(65, 33, 129), seed=2)

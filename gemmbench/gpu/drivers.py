@@ -30,6 +30,9 @@ split-K kernel and a reduction for small shapes):
                 copy_rows16. With CLUSTER (blocks per cluster, set by the kernel's
                 __cluster_dims__) the grid is whole clusters, and a persistent
                 grid no more than the GPU holds at once (gemmbench.gpu.clusters).
+                With B3D (rungs 32-33) B's map is 3-D and its box the
+                neighbouring 64-column boxes a block loads in one instruction
+                (b_box_chunks); N must then be a multiple of 64.
 - "any_shape":  rung 28: the pre-passes its parameters and the shape need
                 (gemmbench.rungs.any_shape.passes: transpose_pad writes At
                 as for "transpose_a", or copy_rows pads A's rows; copy_rows
@@ -57,6 +60,7 @@ from ..backend import Gemm, Shape, SkipKernel
 from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
+from ..rungs.half import b_box_chunks
 from ..rungs import small as rung_small
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
@@ -354,7 +358,8 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches, element_bytes=2)
     try:
         maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
-                tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element), int(b))]
+                tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element,
+                                                      box_chunks=b_box_chunks(ctx.params)), int(b))]
         if store_c:  # C in boxes of 64 x 64 when TMA can write it (16-byte rows); else the kernel stores it itself
             c_ok = tensormap.pitch_for_tma(N, 2) == N and int(ctx.C) % 16 == 0
             maps.append(tensormap.encode(tensormap.matrix_map(M, N, 64, 64, 128, N, element), int(ctx.C))

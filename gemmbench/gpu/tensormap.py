@@ -51,7 +51,15 @@ class MatrixMap:
     ``box_rows`` x ``box_cols``, laid out in shared memory with a
     ``swizzle``-byte swizzle (0, 32, 64 or 128). In the driver's terms the
     innermost dimension comes first: dims (cols, rows), one byte stride
-    (pitch * element bytes), box (box_cols, box_rows), element strides (1, 1)."""
+    (pitch * element bytes), box (box_cols, box_rows), element strides (1, 1).
+
+    With ``box_chunks`` > 1 one load takes that many neighbouring boxes along
+    the row, landing one after another in shared memory: a swizzle span
+    limits a box row to 128 bytes, so the map views the matrix in 3-D as
+    column chunks of ``box_cols`` (dims (box_cols, rows, cols / box_cols),
+    byte strides (pitch, box_cols) * element bytes, box (box_cols, box_rows,
+    box_chunks)). The chunks must tile the row exactly: past ``cols`` a 3-D
+    box would read the next row instead of zeros."""
 
     rows: int
     cols: int
@@ -60,22 +68,26 @@ class MatrixMap:
     box_cols: int
     swizzle: int = 128
     element: str = "fp32"  # fp32, fp16 or bf16
+    box_chunks: int = 1
 
     @property
     def element_bytes(self) -> int:
         return _ELEMENT_BYTES.get(self.element, 0)
 
     @property
-    def global_dims(self) -> tuple[int, int]:
+    def global_dims(self) -> tuple[int, ...]:
+        if self.box_chunks > 1:
+            return self.box_cols, self.rows, self.cols // self.box_cols
         return self.cols, self.rows
 
     @property
-    def global_strides(self) -> tuple[int]:
-        return (self.pitch * self.element_bytes,)
+    def global_strides(self) -> tuple[int, ...]:
+        row = self.pitch * self.element_bytes
+        return (row, self.box_cols * self.element_bytes) if self.box_chunks > 1 else (row,)
 
     @property
-    def box(self) -> tuple[int, int]:
-        return self.box_cols, self.box_rows
+    def box(self) -> tuple[int, ...]:
+        return (self.box_cols, self.box_rows) + ((self.box_chunks,) if self.box_chunks > 1 else ())
 
     def unsupported_reason(self) -> str | None:
         """Why cuTensorMapEncodeTiled would refuse this map, in words; None if it is valid."""
@@ -100,13 +112,18 @@ class MatrixMap:
             return f"swizzle {self.swizzle}: must be 0, 32, 64 or 128 bytes"
         if self.swizzle and inner_box_bytes > self.swizzle:
             return f"a box row of {inner_box_bytes} bytes exceeds the {self.swizzle}-byte swizzle span"
+        if not 1 <= self.box_chunks <= 256:
+            return f"{self.box_chunks} chunks a box: TMA boxes are 1..256 per dimension"
+        if self.box_chunks > 1 and self.cols % self.box_cols:
+            return (f"a load of {self.box_chunks} chunks of {self.box_cols} columns needs the {self.cols} columns "
+                    f"to be a multiple of {self.box_cols}")
         return None
 
 
 def matrix_map(rows: int, cols: int, box_rows: int, box_cols: int, swizzle: int = 128,
-               pitch: int | None = None, element: str = "fp32") -> MatrixMap:
+               pitch: int | None = None, element: str = "fp32", box_chunks: int = 1) -> MatrixMap:
     """The map of a row-major matrix of ``element`` values (pitch defaults to cols)."""
-    return MatrixMap(rows, cols, cols if pitch is None else pitch, box_rows, box_cols, swizzle, element)
+    return MatrixMap(rows, cols, cols if pitch is None else pitch, box_rows, box_cols, swizzle, element, box_chunks)
 
 
 def pitch_for_tma(cols: int, element_bytes: int = 4) -> int:
@@ -148,12 +165,13 @@ def encode(m: MatrixMap, address: int) -> bytes:
     # ctypes arrays are only 8-byte aligned; the driver writes the map into an aligned spot inside this one.
     raw = (ctypes.c_ubyte * (MAP_BYTES + _HOST_ALIGN))()
     spot = -ctypes.addressof(raw) % _HOST_ALIGN
-    dims = (ctypes.c_uint64 * 2)(*m.global_dims)
-    strides = (ctypes.c_uint64 * 1)(*m.global_strides)
-    box = (ctypes.c_uint32 * 2)(*m.box)
-    element_strides = (ctypes.c_uint32 * 2)(1, 1)
+    rank = len(m.global_dims)
+    dims = (ctypes.c_uint64 * rank)(*m.global_dims)
+    strides = (ctypes.c_uint64 * (rank - 1))(*m.global_strides)
+    box = (ctypes.c_uint32 * rank)(*m.box)
+    element_strides = (ctypes.c_uint32 * rank)(*(1,) * rank)
     code = lib.cuTensorMapEncodeTiled(
-        ctypes.addressof(raw) + spot, _DATA_TYPE[m.element], 2, ctypes.c_void_p(address), dims, strides, box,
+        ctypes.addressof(raw) + spot, _DATA_TYPE[m.element], rank, ctypes.c_void_p(address), dims, strides, box,
         element_strides, _INTERLEAVE_NONE, _SWIZZLE[m.swizzle], _L2_PROMOTION_128B, _OOB_FILL_ZERO)
     if code != 0:
         raise TensorMapError(f"cuTensorMapEncodeTiled refused {m}: {_error_name(lib, code)}")

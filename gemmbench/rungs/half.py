@@ -1,11 +1,12 @@
 """The 16-bit ladder (BF16 and FP16): the cuBLAS rows it is compared with
-and one record per rung and element type (sources ``cuda_src/2x_half_*.cu`` and ``30_half_split_k.cu``,
-built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
+and one record per rung and element type (sources ``cuda_src/2x_half_*.cu``, ``30_half_split_k.cu`` and
+``32_half_b_one_load.cu``, built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
 
 A rung id names one idea in one type, so each source has two ids: even for
 BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized,
 24/25: 22/23 in clusters sharing B by TMA multicast, 26/27: 24/25 with a
-TMA-store epilogue, 30/31: 26/27 with schedules for shapes of few tiles).
+TMA-store epilogue, 30/31: 26/27 with schedules for shapes of few tiles, 32/33: 30/31 with each K
+tile of B in one TMA load).
 """
 
 from __future__ import annotations
@@ -204,18 +205,54 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     return f"{tile} in clusters of {p['CLUSTER']} sharing B by multicast: {tiles} tiles, {waves} wave(s)"
 
 
+# --- rung 32/33: rung 30 with each K tile of B in one TMA load (B3D) --------------------------
+def b_box_chunks(p: Params) -> int:
+    """The 64-column boxes of B that one TMA load takes (kHalfBBoxes in half_tma.cuh): 1 without B3D; with
+    it, the BN/64 of a K tile, or in clusters that multicast B (CLUSTER > 1, K not split) each block's
+    1/CLUSTER of them (kClusterShare in half_cluster.cuh). The tma16 driver encodes B's map to match."""
+    if not p.get("B3D"):
+        return 1
+    boxes, cluster = p["BN"] // 64, p.get("CLUSTER", 1)
+    return boxes // cluster if cluster > 1 and p.get("KSPLIT", 1) == 1 else boxes
+
+
+def _check_b3d(p: Params) -> str | None:
+    return None if p["B3D"] in (0, 1) else "B3D must be 0 or 1"
+
+
+def _b3d_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
+    """Rung 30's schedule, with B in one load per K tile where N is a multiple of 64 (past N a 3-D box
+    would read the next row of B, where a 2-D box reads zeros)."""
+    return {**_split_select(M, N, K, sm_count, rest), "B3D": int(N % 64 == 0)}
+
+
+def _b3d_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
+    chunks = b_box_chunks(p)
+    if chunks > 1:
+        loads = f"B in one TMA load of {chunks} 64-column boxes a K tile"
+    elif p.get("B3D"):
+        loads = "B in one load of its one 64-column box a K tile"
+    else:
+        loads = "B in one load per 64-column box" + (f" (N = {N} is not a multiple of 64)" if N % 64 else "")
+    return f"{_split_explain(M, N, K, sm_count, p)}; {loads}"
+
+
 def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
-               smem=_ws_smem, driver: str = "tma16", split: bool = False, **extra) -> KernelSpec:
-    """A wgmma + TMA rung (22-31); ``cluster``: blocks per cluster sharing B (0: no clusters); ``split``:
-    K split across a cluster's two blocks where the shape has few tiles (KSPLIT, rungs 30-31)."""
+               smem=_ws_smem, driver: str = "tma16", split: bool = False, b3d: bool = False,
+               **extra) -> KernelSpec:
+    """A wgmma + TMA rung (22-33); ``cluster``: blocks per cluster sharing B (0: no clusters); ``split``:
+    K split across a cluster's two blocks where the shape has few tiles (KSPLIT, rungs 30-33); ``b3d``: each
+    K tile of B in one TMA load where N allows it (B3D, rungs 32-33)."""
     rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}),
-            **({"KSPLIT": 1} if split else {}), "BF16": bf16}
+            **({"KSPLIT": 1} if split else {}), **({"B3D": 1} if b3d else {}), "BF16": bf16}
     space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
              "PERSISTENT": [0, 1], **({"CLUSTER": [1, 2, 4] if split else [2, 4]} if cluster else {}),
-             **({"KSPLIT": [1, 2]} if split else {})}
+             **({"KSPLIT": [1, 2]} if split else {}), **({"B3D": [0, 1]} if b3d else {})}
     check = (lambda p: _check_split(p, smem)) if split else (
         lambda p: (_check_cluster if cluster else _check_ws)(p, smem))
-    select = _split_select if split else _ws_select
+    if b3d:
+        check = (lambda inner: lambda p: inner(p) or _check_b3d(p))(check)
+    select = _b3d_select if b3d else _split_select if split else _ws_select
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
         check=check,
@@ -223,7 +260,8 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
         + ("; the smem also holds 1 KiB of barriers and 16 KiB of staged C per consumer warpgroup"
            if smem in (_store_smem, _split_smem) else "")
         + ("; KSPLIT 2: CLUSTER 2, BN 128, PERSISTENT 0, and 2 x BM x BN x 2 bytes more smem (the partial sums "
-           "sent and received)" if split else ""),
+           "sent and received)" if split else "")
+        + ("; B3D 1 (B's boxes in one load) needs N a multiple of 64" if b3d else ""),
         block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_split_grid if split else _ws_grid, smem=smem,
         driver=driver, select=lambda M, N, K, sms: select(M, N, K, sms, rest),
         arch_specific=True, precision=precision, min_cc=(8, 0),
@@ -255,5 +293,11 @@ HALF_RUNGS: tuple[KernelSpec, ...] = (
                  "Hopper)",
                  "30_half_split_k.cu", name, bf16, cluster=2, smem=_split_smem, driver="tma16_store", split=True,
                  explain=_split_explain)
+      for name, label, bf16 in _TYPES),
+    *(_ws_record(32 + (1 - bf16), f"{label} one-load B", "rung 30 with each K tile of B in one TMA load: a 3-D "
+                 "view of B, 64-column chunks side by side, lets one instruction fetch the BN/64 boxes that rung 30 "
+                 "issues one by one, where N is a multiple of 64 (mma.sync off Hopper)",
+                 "32_half_b_one_load.cu", name, bf16, cluster=2, smem=_split_smem, driver="tma16_store", split=True,
+                 b3d=True, explain=_b3d_explain)
       for name, label, bf16 in _TYPES),
 )
