@@ -5,6 +5,7 @@
 #   bash benchmarks/readme_figures.sh checks   # compute-sanitizer on rungs 12-18, ncu bank conflicts, ncu times
 #   bash benchmarks/readme_figures.sh tune     # gemmbench tune on rungs 9, 12, 14, 15 at 4096^3
 #   bash benchmarks/readme_figures.sh gpus     # two GPUs: compare --all --gpus all, tune on one and on both
+#   bash benchmarks/readme_figures.sh half     # the 16-bit ladder: issue 17's medians of three, sanitizers, ncu times
 set -o pipefail
 out=${OUT:-/tmp/gemmbench-out}; mkdir -p "$out"
 part=${1:-tables}
@@ -59,6 +60,24 @@ for rung in 9 12 14 15; do
 done
 gemmbench compare -i 9 -i 12 -i 14 -i 15 --format markdown --no-save  # now marked (tuned)
 } 2>&1 | tee "$out/tune.log"
+fi
+
+if [ "$part" = half ]; then
+{
+timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_half_gpu.py | tail -3
+for i in 1 2 3; do  # the targets are medians of three runs
+    gemmbench sizes --sweep 1024,2048 -i 30 -i 31 -i 32 -i 33 --precision bf16 --precision fp16 --no-tune-cache --no-save
+done
+for i in 1 2 3; do
+    gemmbench sizes --sweep 4096,8192 -i 26 -i 27 -i 32 -i 33 --precision bf16 --precision fp16 --no-tune-cache --no-save
+done
+for shape in "127 256 511" "1024 1024 1024" "300 320 4097" "2048 2048 256"; do for tool in memcheck racecheck synccheck; do
+    timeout 400 compute-sanitizer --tool "$tool" python3 benchmarks/sanitize.py $shape 24,25,26,27,30,31,32,33 \
+        > "/tmp/sanitize-half-$tool-${shape// /x}.log" 2>&1 &
+done; done; wait
+grep -H SUMMARY /tmp/sanitize-half-*.log
+timeout 300 python3 benchmarks/ground_truth.py --rungs 26,27,32,33 --sizes 1024,4096 --json "$out/ground_truth_half.json"
+} 2>&1 | tee "$out/half.log"
 fi
 
 if [ "$part" = gpus ]; then
