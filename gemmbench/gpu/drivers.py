@@ -60,8 +60,8 @@ from ..backend import Gemm, Shape, SkipKernel
 from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
-from ..rungs.half import b_box_chunks
 from ..rungs import small as rung_small
+from ..rungs.half import b_box_chunks
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
