@@ -17,6 +17,13 @@ def test_rung_0_is_sgemm_and_cublas_tf32_is_its_companion():
         get_spec("gpu", 99)
 
 
+def test_the_gpu_ladder_is_in_id_order_with_the_library_rows_first():
+    """list, info and the tables show rungs in this order (info's JSON test checks it on a GPU)."""
+    ids = [s.id for s in GPU_LADDER]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids) - 3  # four library rows share id 0
+    assert [s.name for s in GPU_LADDER[:4]] == ["cuBLAS", "cuBLAS TF32", "cuBLAS BF16", "cuBLAS FP16"]
+
+
 def test_comparison_precision():
     assert comparison_precision("tf32") == "tf32"
     assert comparison_precision("3xtf32") == comparison_precision("fp32") == "fp32"

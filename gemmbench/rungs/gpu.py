@@ -304,7 +304,8 @@ _WARPTILE = dict(block=_threads, grid=_tile_grid("BM", "BN"), check=_check_warpt
                  constraints="warps tile BMxBN in WMxWN warptiles; 32 TMxTN thread tiles per warp subtile; "
                              "smem <= 48 KiB; registers fit without spilling")
 
-GPU_LADDER: tuple[KernelSpec, ...] = (
+# In id order (a stable sort: the library rows first, as listed), as list, info and the tables show them.
+GPU_LADDER: tuple[KernelSpec, ...] = tuple(sorted((
     KernelSpec(0, "cuBLAS", "gpu", "the library baseline: cublasSgemm through scikit-cuda"),
     KernelSpec(0, "cuBLAS TF32", "gpu", "the tensor-core baseline: cublasSgemm with CUBLAS_TF32_TENSOR_OP_MATH set on its handle",
                precision="tf32"),
@@ -447,5 +448,5 @@ GPU_LADDER: tuple[KernelSpec, ...] = (
                grid=any_shape.grid, smem=any_shape.smem, driver="any_shape", select=any_shape.select,
                explain=any_shape.explain, runtime_params=any_shape.RUNTIME,
                shape_candidates=any_shape.shape_candidates, min_cc=(8, 0)),
-)
+), key=lambda s: s.id))
 
