@@ -14,8 +14,9 @@
 // What it removes: at 1024^3 (one wave of 64 x 128 tiles, clusters of one)
 // the producer, not the ring, set the pace: every slot was free long before
 // the producer came back to it, and each K tile's three loads took it 310
-// to 460 cycles to issue; K tiles reached the consumers 484 cycles apart on
-// average, 438 with one load of B (and 87.9% -> 91.6% of cuBLAS BF16).
+// to 460 cycles to issue (268-284 for the first four with one load of B). Timed:
+// 87.9% -> 91.6% of cuBLAS BF16 at 1024^3; where the time is saved was not
+// pinned down (the README's 16-bit ladder section).
 //
 // Only where N is a multiple of 64: past N a 3-D box reads the next row of
 // B where a 2-D box reads zeros. Elsewhere (and with B3D = 0) it is rung 30.
