@@ -18,7 +18,8 @@
 #define B3D 0
 #endif
 
-// tma_load_2d (tma.cuh) through a 3-D map: coordinates (c0, c1, c2), innermost first.
+// tma_load_2d (tma.cuh) through a 3-D map: coordinates (c0, c1, c2), innermost first. Here, not in
+// tma.cuh, so that the source digests of the FP32 TMA rungs (and the choice tables keyed on them) stay.
 __device__ __forceinline__ void tma_load_3d(unsigned dst, const TensorMap& map, int c0, int c1, int c2, unsigned bar) {
     asm volatile(
         "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"

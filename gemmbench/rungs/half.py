@@ -248,10 +248,10 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
     space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
              "PERSISTENT": [0, 1], **({"CLUSTER": [1, 2, 4] if split else [2, 4]} if cluster else {}),
              **({"KSPLIT": [1, 2]} if split else {}), **({"B3D": [0, 1]} if b3d else {})}
-    check = (lambda p: _check_split(p, smem)) if split else (
-        lambda p: (_check_cluster if cluster else _check_ws)(p, smem))
-    if b3d:
-        check = (lambda inner: lambda p: inner(p) or _check_b3d(p))(check)
+    base_check = _check_split if split else _check_cluster if cluster else _check_ws
+
+    def check(p: Params) -> str | None:
+        return base_check(p, smem) or (_check_b3d(p) if b3d else None)
     select = _b3d_select if b3d else _split_select if split else _ws_select
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
