@@ -34,8 +34,8 @@ from .shapeset import ShapeSet, read_shapes
 __all__ = ["run", "tune", "rows", "RunOptions", "RunRecord", "UserError"]
 
 # the RunOptions fields ``run`` takes by name (the rest it sets itself, or they are the CLI's business)
-_OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "max_noise", "min_time", "noise_timeout", "threads",
-            "flush_l2", "kernel_timeout", "no_tune_cache", "results_dir", "precisions", "gpu", "verbose")
+_OPTIONS = ("seed", "warmup", "min_samples", "max_samples", "max_noise", "min_time", "noise_timeout", "rounds",
+            "threads", "flush_l2", "kernel_timeout", "no_tune_cache", "results_dir", "precisions", "gpu", "verbose")
 
 
 def _shape(value) -> Shape | NamedShape:
@@ -83,7 +83,7 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     compare`` by their RunOptions names: ``seed``, ``warmup``,
     ``min_samples``, ``max_samples``, ``max_noise`` (percent: 0.5 stops a
     kernel once its median is known within 0.5%, instead of after ``budget``
-    seconds), ``min_time``, ``noise_timeout``, ``threads``, ``flush_l2``,
+    seconds), ``min_time``, ``noise_timeout``, ``rounds``, ``threads``, ``flush_l2``,
     ``kernel_timeout``, ``no_tune_cache``, ``results_dir``, ``precisions``,
     ``gpu``. ``save=True`` writes the record under ``results_dir`` as the CLI does.
     """

@@ -7,6 +7,7 @@ C is never read (BLAS semantics), so it may hold anything, NaN included.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 
@@ -68,7 +69,11 @@ class Budget:
 
     With ``max_noise`` (a fraction: 0.005 is 0.5%) sampling stops instead once
     the median is known that well (stats.median_noise) and min_seconds of
-    samples are in; max_seconds is then the time-out that gives up on it."""
+    samples are in; max_seconds is then the time-out that gives up on it.
+
+    With ``rounds`` > 1 each row is timed in that many visits, taking turns
+    with the other rows of its shape (gemmbench.execute.local.run_plan); each
+    visit warms up again and samples on ``visit()``'s share of the budget."""
 
     warmup_seconds: float = 0.05
     min_samples: int = 10
@@ -76,6 +81,19 @@ class Budget:
     max_seconds: float = 1.0
     max_noise: float | None = None
     min_seconds: float = 0.0
+    rounds: int = 1
+
+    def visit(self) -> "Budget":
+        """The budget of one of ``rounds`` visits: its share of the seconds and
+        samples (at least one sample, and the whole warm-up: the GPU's clock
+        settles again under each kernel)."""
+        n = self.rounds
+        if n <= 1:
+            return self
+        fewest = max(1, -(-self.min_samples // n))
+        return dataclasses.replace(self, min_samples=fewest, max_samples=max(fewest, self.max_samples // n),
+                                   max_seconds=self.max_seconds / n,
+                                   min_seconds=self.min_seconds / n, rounds=1)
 
 
 @dataclass

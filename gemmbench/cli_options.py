@@ -199,6 +199,11 @@ def common_options(f):
                      help="With --max-noise: seconds of samples per kernel after which it gives up on the target; "
                           f"the row is flagged unsettled (default {DEFAULT_NOISE_TIMEOUT['gpu']:g} on the GPU, "
                           f"{DEFAULT_NOISE_TIMEOUT['cpu']:g} on the CPU)."),
+        click.option("--rounds", type=bounded("rounds"), default=None,
+                     help="Time the rows of each shape in this many rounds, taking turns (the order reversed "
+                          "every other round), each round on its share of the budget; a row's figure is the "
+                          "median of all its samples. For GPUs whose clock drifts under a power cap "
+                          f"(default 1; at most {bounds('rounds')[1]})."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print the results as JSON on stdout (conflicts with --format csv/markdown)."),
         click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv"]), default="table",

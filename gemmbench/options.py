@@ -40,6 +40,10 @@ DEFAULT_MAX_NOISE: dict[str, float | None] = {"gpu": 0.5, "cpu": None}
 DEFAULT_MIN_TIME = {"gpu": 0.1, "cpu": 0.5}
 DEFAULT_NOISE_TIMEOUT = {"gpu": 5.0, "cpu": 10.0}
 NOISE_MAX_SAMPLES = 5000
+# --rounds: each row timed in this many visits taking turns with the other
+# rows of its shape (Budget.visit), so that a GPU whose clock drifts under its
+# power cap gives every row the same mix of states.
+MAX_ROUNDS = 50
 DEFAULT_TOP = 10
 MAX_KERNEL_TIMEOUT = 3600.0
 
@@ -51,7 +55,7 @@ RANGES = {
     "warmup": (0.0, MAX_WARMUP_SECONDS), "budget": (0.0, MAX_BUDGET_SECONDS),
     "min_samples": (1, MAX_SAMPLES), "max_samples": (1, MAX_SAMPLES),
     "max_noise": (0.01, 100.0), "min_time": (0.0, MAX_BUDGET_SECONDS), "noise_timeout": (0.0, MAX_BUDGET_SECONDS),
-    "kernel_timeout": (0.001, MAX_KERNEL_TIMEOUT),
+    "kernel_timeout": (0.001, MAX_KERNEL_TIMEOUT), "rounds": (1, MAX_ROUNDS),
     "limit": (1, None), "top": (1, None), "gpu": (0, None),
 }
 
@@ -103,7 +107,8 @@ class RunOptions:
     ``warmup``, ``min_samples``, ``max_samples``, and either ``budget``
     (seconds of samples) or ``max_noise`` (percent: stop once the median is
     known that well) with ``min_time`` and ``noise_timeout`` (seconds of
-    samples); None: the device's default, see ``budget_for``. ``gpu``: one GPU by CUDA index;
+    samples); ``rounds``: time the rows of a shape in that many interleaved
+    visits (Budget.visit); None: the device's default, see ``budget_for``. ``gpu``: one GPU by CUDA index;
     ``gpus``: several ('all' or '0,2'), one worker process each.
     """
 
@@ -130,6 +135,7 @@ class RunOptions:
     max_noise: float | None = None
     min_time: float | None = None
     noise_timeout: float | None = None
+    rounds: int | None = None
     no_tune_cache: bool = False
     gpu: int | None = None
     gpus: str | None = None
@@ -266,7 +272,7 @@ class RunOptions:
         low, high = self.min_samples, self.max_samples
         max_samples = high or max(default_max, low or 0)
         budget = Budget(base.warmup_seconds if self.warmup is None else self.warmup,
-                        low or min(base.min_samples, max_samples), max_samples, seconds)
+                        low or min(base.min_samples, max_samples), max_samples, seconds, rounds=self.rounds or 1)
         if noise is None:
             return budget
         min_time = min(DEFAULT_MIN_TIME[device], seconds) if self.min_time is None else self.min_time

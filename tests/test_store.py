@@ -157,6 +157,12 @@ CASES = {
                           "results[0].notes.max_noise should be > 0"),
     "noise target over 1": (lambda: _edit(lambda d: d["results"][0]["notes"].update(max_noise=5)),
                             "results[0].notes.max_noise should be >= 0 and <= 1"),
+    "rounds as text": (lambda: _edit(lambda d: d["options"].update(rounds="3")), "options.rounds should be an integer"),
+    "zero rounds": (lambda: _edit(lambda d: d["options"].update(rounds=0)), "options.rounds should be >= 1"),
+    "round not a dict": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[1e-3])),
+                         "results[0].notes.rounds[0] should be"),
+    "round without a median": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[{"samples": 5}])),
+                               "missing field results[0].notes.rounds[0].'median_s'"),
 }
 
 

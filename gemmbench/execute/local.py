@@ -21,7 +21,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ..records.results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult
 from ..stats import relative_shift, shifted, summarize
 from ..timing import stop_text
 from ..verify import Expectation, Verification, combine
+from .rounds import merge_rounds
 
 if TYPE_CHECKING:
     from .isolated import Isolated
@@ -249,6 +250,57 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
         on_update(base)
 
 
+def measured_rows(entries: list[Entry], problem: Problem, passes_for: Callable[[KernelSpec], tuple],
+                  plan: Batch) -> Iterator[tuple[Entry, KernelResult]]:
+    """Each entry's row at the problem's shape, as it becomes final: verified
+    and timed in one visit, or with ``--rounds`` timed in plan.budget.rounds
+    visits, the rows taking turns (the order reversed every other round, so
+    that a steady drift reaches every row alike), each on Budget.visit()'s
+    share. An in-process row is verified in its first visit only; a kernel
+    file's worker verifies it in each. A row that fails is not visited again."""
+    rounds = plan.budget.rounds
+    if rounds <= 1:
+        for entry in entries:
+            yield entry, _visit(entry, problem, passes_for, plan)
+        return
+    visit_plan = dataclasses.replace(plan, budget=plan.budget.visit())
+    visits: list[list[KernelResult]] = [[] for _ in entries]
+    for r in range(rounds):
+        for i in (range(len(entries)) if r % 2 == 0 else reversed(range(len(entries)))):
+            entry, done = entries[i], visits[i]
+            if done and done[-1].status != "pass":
+                continue
+            plan.log(f"{entry.spec.name} {problem.shape}: round {r + 1} of {rounds}")
+            if done and entry.isolated is None:
+                done.append(_time_again(entry, done[0], visit_plan))
+            else:
+                done.append(_visit(entry, problem, passes_for, visit_plan))
+    for entry, done in zip(entries, visits):
+        yield entry, merge_rounds(done)
+
+
+def _visit(entry: Entry, problem: Problem, passes_for: Callable[[KernelSpec], tuple], plan: Batch) -> KernelResult:
+    """One row verified and timed: here, or in the entry's worker process."""
+    if entry.isolated is not None:
+        plan.log(f"{entry.spec.name} {problem.shape}: in a worker process")
+        return entry.isolated.run(entry, problem.shape, plan)
+    return run_entry(entry, problem, passes_for(entry.spec), plan)
+
+
+def _time_again(entry: Entry, first: KernelResult, plan: Batch) -> KernelResult:
+    """A later round of a row verified in its first: the kernel prepared again (the same
+    parameters) and timed."""
+    again = dataclasses.replace(first, samples=[], notes={}, flags=[])
+    try:
+        prepared = entry.backend.prepare(entry.spec, first.shape, entry.params)
+        again.samples, again.notes, disturbed = measure_watched(entry.backend, prepared.gemm, plan.budget,
+                                                                plan.flush_l2, prepared.threads)
+    except Exception as exc:  # as in run_entry: a kernel that crashes now FAILs its row
+        return _failed(again, exc)
+    again.flags = [DISTURBED] if disturbed else []
+    return again
+
+
 def run_plan(plan: Batch, on_result: Callable[[KernelResult], None],
              on_update: Callable[[KernelResult], None] = lambda result: None) -> list[KernelResult]:
     """Run every entry at every shape; ``on_result`` sees each result as it
@@ -272,12 +324,8 @@ def run_plan(plan: Batch, on_result: Callable[[KernelResult], None],
                     passes[inputs] = expectations(problem, *backends[0].reference(problem, inputs))
                 return passes[inputs]
             rows = []
-            for entry in (e for e in plan.entries if e.runs_at(shape)):
-                if entry.isolated is not None:
-                    plan.log(f"{entry.spec.name} {shape}: in a worker process")
-                    result = entry.isolated.run(entry, shape, plan)
-                else:
-                    result = run_entry(entry, problem, passes_for(entry.spec), plan)
+            for entry, result in measured_rows([e for e in plan.entries if e.runs_at(shape)], problem, passes_for,
+                                               plan):
                 results.append(result)
                 rows.append((entry, result))
                 on_result(result)

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 
 from ..precision import PRECISIONS
-from ..records.results import KernelResult, RunRecord, is_unsettled, percent_of_peak, sm_clock_mhz
+from ..records.results import KernelResult, RunRecord, is_unsettled, percent_of_peak, rounds_spread, sm_clock_mhz
 from ..spec import KernelSpec
 from ..stats import MEDIAN_CONFIDENCE
 from ..timing import STOP_REASONS
@@ -132,7 +132,7 @@ def footer_lines(record: RunRecord, per_cycle: bool = True) -> list[str]:
     if notes:
         lines.append("Precision: " + "; ".join(notes) + "; max rel err is |C - ref| over "
                      "|alpha|*|A|@|B| + |beta|*|C0|.")
-    lines += stop_lines(record)
+    lines += stop_lines(record) + rounds_lines(record)
     shown = set()
     for r in record.results:
         key = (r.kernel_id, r.name, r.shape, tuple(r.params.items()))
@@ -184,6 +184,22 @@ def stop_lines(record: RunRecord) -> list[str]:
     return [f"Sampling stopped once the median's {100 * MEDIAN_CONFIDENCE:.0f}% confidence interval was within "
             f"+-{100 * targeted[0].notes['max_noise']:.3g}% (--max-noise), after --min-time: {', '.join(counts)} "
             f"of {len(targeted)} timed rows" + (f"; {unsettled} short of it (unsettled)." if unsettled else ".")]
+
+
+def rounds_lines(record: RunRecord) -> list[str]:
+    """With --rounds: how the rows were timed, and the row whose round medians were furthest apart."""
+    rounds = record.options.get("rounds") or 1
+    if rounds <= 1:
+        return []
+    spreads = [(spread, r) for r in record.results if (spread := rounds_spread(r)) is not None]
+    line = (f"Timed in {rounds} rounds per shape, the rows taking turns (the order reversed every other round), "
+            f"each round warming up again and sampling on its share of the budget; a row's figure is the median "
+            f"of the samples of all its rounds")
+    if spreads:
+        spread, widest = max(spreads, key=lambda item: item[0])
+        line += (f"; its round medians were furthest apart for {widest.name} at {widest.shape}: "
+                 f"{100 * spread:.3g}% (each row's are in its record's notes)")
+    return [line + "."]
 
 
 def results_title(record: RunRecord) -> str:

@@ -98,6 +98,15 @@ def sm_clock_mhz(result: KernelResult) -> float | None:
     return result.notes.get("sm_clock_mhz")
 
 
+def rounds_spread(result: KernelResult) -> float | None:
+    """How far a row's round medians were apart: (largest - smallest) / smallest;
+    None for a row timed in one round."""
+    medians = [r["median_s"] for r in result.notes.get("rounds") or [] if r.get("median_s")]
+    if len(medians) < 2:
+        return None
+    return max(medians) / min(medians) - 1
+
+
 def is_throttled(notes: dict) -> bool:
     """From the notes of a GPU measurement: the share of the samples' time
     spent throttled where known, else whether any throttle reason was seen."""

@@ -203,6 +203,7 @@ def _build(path: Path, data) -> Loaded:
     _in_range(_optional(options, "not_compiled", int, None, "options."), 0, 10 ** 9, "options.not_compiled")
     _optional(options, "seed", int, None, "options.")
     _optional(options, "flush_l2", bool, None, "options.")
+    _in_range(_optional(options, "rounds", int, None, "options."), 1, 10 ** 6, "options.rounds")
     _shape_set(options)
     environment = _environment(_required(data, "environment", dict), "environment.")
     raw = _required(data, "results", list)
@@ -359,3 +360,8 @@ def _notes(notes: dict, where: str) -> None:
         raise _Invalid(f"{where}max_noise should be > 0, not 0")
     for key in ("kernel_file", "kernel_sha256", "choice"):
         _optional(notes, key, str, None, where)
+    for i, visit in enumerate(_optional(notes, "rounds", list, [], where)):  # --rounds: each round's median
+        at = f"{where}rounds[{i}]."
+        _check(visit, dict, at[:-1])
+        _in_range(_required(visit, "median_s", float, at), MIN_SAMPLE_SECONDS, MAX_SAMPLE_SECONDS, f"{at}median_s")
+        _in_range(_required(visit, "samples", int, at), 1, 2 ** 63, f"{at}samples")

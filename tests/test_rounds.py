@@ -1,0 +1,131 @@
+"""--rounds: the rows of a shape timed in turns, each row's result made from all its rounds."""
+
+import statistics
+
+import pytest
+
+from gemmbench.backend import Budget, Shape
+from gemmbench import cli
+from gemmbench.errors import UserError
+from gemmbench.execute.local import Batch, Entry, run_plan
+from gemmbench.options import RunOptions
+from gemmbench.output.rows import footer_lines
+from gemmbench.fsutil import write_atomic
+from gemmbench.records.results import DISTURBED, RunRecord, rounds_spread, to_json
+from gemmbench.records.store import load
+from gemmbench.rungs import get_spec
+from test_contention import FakeBackend
+
+
+class LoggingBackend(FakeBackend):
+    """FakeBackend that logs which rung each measure() and each verification (set_c) was for,
+    and fails a rung's measure() where its script says None."""
+
+    def __init__(self, times):
+        super().__init__(times)
+        self.measured, self.verified = [], []
+
+    def set_c(self, c, output="fp32"):
+        self.verified.append(self.current)
+        super().set_c(c, output)
+
+    def measure(self, gemm, alpha, beta, budget, flush_l2=False):
+        self.measured.append(self.current)
+        if self.times[self.current][0] is None:
+            self.times[self.current].pop(0)
+            raise RuntimeError("illegal memory access")
+        return super().measure(gemm, alpha, beta, budget, flush_l2)
+
+
+def run_rounds(times, rounds):
+    backend = LoggingBackend(times)
+    entries = [Entry(backend, get_spec("gpu", i)) for i in sorted(times)]
+    plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=rounds), device="gpu")
+    return backend, run_plan(plan, lambda result: None)
+
+
+def test_rows_take_turns_and_the_order_reverses_every_other_round():
+    backend, results = run_rounds({0: [1e-3, 2e-3, 3e-3, 1e-3], 1: [4e-3, 5e-3, 6e-3], 2: [7e-3, 8e-3, 9e-3]}, 3)
+    # three rounds (0 1 2, 2 1 0, 0 1 2), then the baseline's second look
+    assert backend.measured == [0, 1, 2, 2, 1, 0, 0, 1, 2, 0]
+    # each row verified once (two passes: two fills of C), in its first round
+    assert backend.verified == [0, 0, 1, 1, 2, 2]
+    base, rung1, rung2 = results
+    assert rung1.notes["rounds"] == [{"median_s": 4e-3, "samples": 5}, {"median_s": 5e-3, "samples": 5},
+                                     {"median_s": 6e-3, "samples": 5}]
+    assert rung1.samples == [4e-3] * 5 + [5e-3] * 5 + [6e-3] * 5
+    assert rung1.stats.median == pytest.approx(statistics.median(rung1.samples))
+    assert rounds_spread(rung1) == pytest.approx(0.5)
+    assert [r.status for r in results] == ["pass"] * 3
+    assert base.notes["recheck"]["median_s"] == 1e-3  # measured again after all the rounds
+
+
+def test_one_round_is_the_plain_run():
+    backend, results = run_rounds({0: [1e-3, 1e-3], 1: [2e-3]}, 1)
+    assert backend.measured == [0, 1, 0]
+    assert "rounds" not in results[1].notes and rounds_spread(results[1]) is None
+
+
+def test_a_row_that_fails_in_a_later_round_fails_and_the_others_finish():
+    backend, results = run_rounds({0: [1e-3, 1e-3, 1e-3, 1e-3], 1: [2e-3, None], 2: [3e-3, 3e-3, 3e-3]}, 3)
+    base, broken, rung2 = results
+    assert broken.status == "fail" and "illegal memory access" in broken.reason
+    assert backend.measured.count(1) == 2  # not visited in the third round
+    assert base.status == rung2.status == "pass" and len(rung2.notes["rounds"]) == 3
+
+
+def test_the_clock_and_throttling_are_taken_over_every_round(monkeypatch):
+    notes = iter([{"sm_clock_mhz": 1500.0, "throttled_share": 0.0, "throttle": [], "calls_per_sample": 1},
+                  {"sm_clock_mhz": 1300.0, "throttled_share": 1.0, "throttle": ["SwPowerCap"], "calls_per_sample": 1}])
+
+    def measure(self, gemm, alpha, beta, budget, flush_l2=False):
+        seconds = self.times[self.current].pop(0)
+        return [seconds] * 5, next(notes) if self.current == 1 else {}
+
+    monkeypatch.setattr(FakeBackend, "measure", measure)
+    backend = FakeBackend({1: [1e-3, 3e-3]})
+    plan = Batch([Entry(backend, get_spec("gpu", 1))], [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=2))
+    row, = run_plan(plan, lambda result: None)
+    # weighted by the time each round's samples span: the second spans three times the first
+    assert row.notes["sm_clock_mhz"] == pytest.approx(1350.0)
+    assert row.notes["throttled_share"] == pytest.approx(0.75)
+    assert row.notes["throttle"] == ["SwPowerCap"] and "throttled" in row.flags
+    assert DISTURBED not in row.flags
+
+
+def test_a_visit_gets_its_share_of_the_budget_and_the_whole_warm_up():
+    visit = Budget(0.5, 10, 200, 6.0, max_noise=0.005, min_seconds=0.3, rounds=3).visit()
+    assert visit == Budget(0.5, 4, 66, 2.0, max_noise=0.005, min_seconds=pytest.approx(0.1), rounds=1)
+    tiny = Budget(0.1, 1, 2, 1.0, rounds=5).visit()
+    assert tiny.min_samples == 1 and tiny.max_samples == 1
+    assert Budget(rounds=1).visit() == Budget()
+
+
+def test_rounds_is_an_option_of_the_benchmark_commands():
+    assert RunOptions(command="sizes", rounds=4).budget_for("gpu").rounds == 4
+    assert RunOptions(command="compare").budget_for("cpu").rounds == 1
+    with pytest.raises(UserError, match="--rounds 0 is out of range"):
+        RunOptions(command="compare", rounds=0)
+
+def test_rounds_out_of_range_is_one_line_and_exit_2(capsys):
+    assert cli.main(["compare", "--device", "cpu", "--rounds", "51", "--no-save"]) == 2
+    err = capsys.readouterr().err
+    assert "--rounds" in err and "1 to 50" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_footer_says_how_the_rows_were_timed():
+    backend, results = run_rounds({0: [1e-3, 1.1e-3, 1e-3, 1e-3], 1: [2e-3, 2e-3, 2e-3]}, 3)
+    record = RunRecord("compare", "gpu", {"rounds": 3}, {})
+    record.results.extend(results)
+    line = next(l for l in footer_lines(record) if l.startswith("Timed in 3 rounds"))
+    assert "furthest apart for cuBLAS at 8x8x8: 10%" in line
+    assert not any(l.startswith("Timed in") for l in footer_lines(RunRecord("compare", "gpu", {"rounds": 1}, {})))
+
+
+def test_a_record_of_rounds_round_trips_and_shows_them(tmp_path):
+    _, results = run_rounds({0: [1e-3, 1.2e-3, 1e-3, 1e-3], 1: [2e-3, 2e-3, 2e-3]}, 3)
+    path = tmp_path / "rounds.json"
+    write_atomic(path, to_json(RunRecord("compare", "gpu", {"rounds": 3}, {}, results)))
+    back = load(path).record
+    assert [r.notes["rounds"] for r in back.results] == [r.notes["rounds"] for r in results]
+    assert any("furthest apart for cuBLAS at 8x8x8: 20%" in line for line in footer_lines(back))
