@@ -5,7 +5,7 @@
 #   bash benchmarks/readme_figures.sh checks   # compute-sanitizer on rungs 12-18, ncu bank conflicts, ncu times
 #   bash benchmarks/readme_figures.sh tune     # gemmbench tune on rungs 9, 12, 14, 15 at 4096^3
 #   bash benchmarks/readme_figures.sh gpus     # two GPUs: compare --all --gpus all, tune on one and on both
-#   bash benchmarks/readme_figures.sh half     # the 16-bit ladder: issue 17's medians of three, sanitizers, ncu times
+#   bash benchmarks/readme_figures.sh half     # the 16-bit ladder: issue 17's medians of three, its sweep, sanitizers, ncu times
 set -o pipefail
 out=${OUT:-/tmp/gemmbench-out}; mkdir -p "$out"
 part=${1:-tables}
@@ -68,9 +68,12 @@ timeout 300 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_half_gpu.
 for i in 1 2 3; do  # the targets are medians of three runs
     gemmbench sizes --sweep 1024,2048 -i 30 -i 31 -i 32 -i 33 --precision bf16 --precision fp16 --no-tune-cache --no-save
 done
-for i in 1 2 3; do
-    gemmbench sizes --sweep 4096,8192 -i 26 -i 27 -i 32 -i 33 --precision bf16 --precision fp16 --no-tune-cache --no-save
-done
+for size in 4096 8192; do for i in 1 2 3; do  # at the power cap: rows take turns, half a second a round
+    gemmbench compare -m $size -n $size -k $size -i 26 -i 32 -i 27 -i 33 --precision bf16 --precision fp16 \
+        --no-tune-cache --rounds 3 --min-time 1.5 --no-save
+done; done
+gemmbench sizes --sweep 256..8192 --precision bf16 --precision fp16 --no-tune-cache --no-save --format markdown \
+    --plot "$out/half-sizes.png" --overwrite
 for shape in "127 256 511" "1024 1024 1024" "300 320 4097" "2048 2048 256"; do for tool in memcheck racecheck synccheck; do
     timeout 400 compute-sanitizer --tool "$tool" python3 benchmarks/sanitize.py $shape 24,25,26,27,30,31,32,33 \
         > "/tmp/sanitize-half-$tool-${shape// /x}.log" 2>&1 &
