@@ -24,7 +24,9 @@ FLAG_MEANING = {
                      f"--max-noise when it timed out (or reached --max-samples)"),
     DISTURBED: ("D", "its threads waited for a CPU core while it was timed (another process ran, or more threads "
                      "than cores)"),
-    THROTTLED: ("T", "the GPU throttled during its samples"),
+    THROTTLED: ("T", "the GPU throttled during its samples (at a power cap its figure moves by several points from "
+                     "run to run; --rounds with half a second a round, e.g. --rounds 3 --min-time 1.5, narrows "
+                     "that)"),
     SHIFTED: ("S", "this baseline timed differently when measured again after the rungs"),
     BASELINE_SHIFTED: ("B", "its % is against a baseline that shifted during the run"),
 }
