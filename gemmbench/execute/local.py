@@ -1,4 +1,5 @@
-"""Run a plan: for each shape, each kernel is verified, then timed.
+"""Run a plan: for each shape, each kernel is verified, then timed (with
+--rounds, the kernels of a shape are timed in turns: measured_rows).
 
 Verification runs twice before any timing: with beta = 0 over a C filled with
 NaN (every element must be written, C must not be read), and with alpha =
