@@ -13,6 +13,7 @@ from . import validate
 from .options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, RANGES, bounds
 from .precision import PRECISIONS
 from .rungs import ladder
+from .timing import SETTLE_SECONDS
 
 # --------------------------------------------------------------------------
 # option types: every number is checked when it is parsed
@@ -184,7 +185,8 @@ def common_options(f):
                      help="Seed of the random inputs (0 to 2**32-1)."),
         click.option("--flush-l2", is_flag=True, help="Flush the L2 cache before every timed call (cold cache)."),
         click.option("--warmup", type=bounded("warmup"), default=None,
-                     help=f"Warm-up seconds per kernel (0 to {bounds('warmup')[1]:g})."),
+                     help=f"Warm-up seconds per kernel (0 to {bounds('warmup')[1]:g}); on a GPU whose clock is "
+                          f"held down meanwhile, at least {SETTLE_SECONDS:g}."),
         click.option("--min-samples", type=SAMPLES, default=None, help="Fewest samples per kernel."),
         click.option("--max-samples", type=SAMPLES, default=None, help="Most samples per kernel."),
         click.option("--budget", type=bounded("budget"), default=None,

@@ -11,7 +11,9 @@ import pytest
 from gemmbench.gpu import device
 from gemmbench.gpu import nvml as gpu_nvml
 from gemmbench.gpu.nvml import ClockMonitor, clock_notes, sm_clock_now, throttle_reasons, violation_shares
-from gemmbench.gpu.timing import probe_clock, with_cycle_clock
+from gemmbench.gpu import timing as gpu_timing
+from gemmbench.gpu.timing import EventTimer, held_down, probe_clock, with_cycle_clock
+from gemmbench.timing import SETTLE_SECONDS
 
 POWER_CAP, APP_CLOCKS, IDLE, HW_THERMAL = 0x4, 0x2, 0x1, 0x40
 
@@ -281,3 +283,61 @@ def test_monitor_on_a_board_without_violation_counters_counts_readings():
         wait_for(lambda: len(monitor.readings) >= 2)
     notes = monitor.notes()
     assert "violation_share" not in notes and notes["throttled_share"] == 1.0 and notes["throttle"] == ["SwPowerCap"]
+
+
+# -- a warm-up under a held-down clock settles ----------------------------------
+
+@pytest.mark.parametrize("mhz, max_mhz, held", [
+    (1500.0, 1980.0, True),  # BF16 under the H200's power cap
+    (1976.0, 1980.0, False),  # SGEMM at the full clock
+    (1920.0, 1980.0, True), (1921.0, 1980.0, False),  # the edge: 97% of the maximum
+    (None, 1980.0, False), (1500.0, None, False),  # no probe reading, or no maximum: nothing to go on
+])
+def test_held_down_is_a_clock_below_97_percent_of_the_maximum(mhz, max_mhz, held):
+    assert held_down(mhz, max_mhz) is held
+
+
+class _FakeClock:
+    def __init__(self, mhz):
+        self.mhz_value, self.marks = mhz, []
+
+    def reset(self):
+        self.marks.clear()
+
+    def mark(self, which):
+        self.marks.append(which)
+
+    def add_window(self):
+        assert self.marks == [0, 1], "the warm-up's window is read after both marks"
+
+    def mhz(self):
+        return self.mhz_value
+
+
+def _timer(mhz, max_mhz=1980.0):
+    timer = object.__new__(EventTimer)  # no CUDA: only what _warm_up touches
+    timer.clock, timer.max_clock_mhz = _FakeClock(mhz), max_mhz
+    timer.stream = SimpleNamespace(synchronize=lambda: None)
+    return timer
+
+
+@pytest.mark.parametrize("mhz, warmup, asked, settled", [
+    (1450.0, 0.05, [0.05, SETTLE_SECONDS - 0.05], True),  # held down: settles to SETTLE_SECONDS in all
+    (1976.0, 0.05, [0.05], False),  # the full clock: the short warm-up stands
+    (1450.0, 0.0, [0.0, SETTLE_SECONDS], True),  # --warmup 0 still settles a held-down clock
+    (1450.0, 0.5, [0.5], False),  # a warm-up at least that long needs no more
+    (None, 0.05, [0.05], False),  # no cycle-counter reading: nothing to go on
+])
+def test_warm_up_goes_on_while_the_clock_is_held_down(monkeypatch, mhz, warmup, asked, settled):
+    seconds = []
+
+    def fake_warm_up(call, sync, s):
+        call()
+        seconds.append(s)
+        return 2e-4 * len(seconds)  # the estimate of the last warm-up is the one kept
+
+    monkeypatch.setattr(gpu_timing, "warm_up", fake_warm_up)
+    calls = []
+    per_call, extended = _timer(mhz)._warm_up(lambda a, b: calls.append((a, b)), 1.0, 0.0, warmup)
+    assert seconds == pytest.approx(asked) and extended is settled
+    assert per_call == pytest.approx(2e-4 * len(asked)) and calls == [(1.0, 0.0)] * len(asked)

@@ -56,6 +56,7 @@ from ..gpu.backend import GpuBackend
 from ..kernelfile import UserKernel
 from ..precision import precision as precision_class
 from ..records.results import KernelResult
+from ..timing import SETTLE_SECONDS
 from ..tuning import TuningCache
 from .local import Batch, Entry, expectations, run_entry
 
@@ -88,9 +89,10 @@ def start_seconds(shape: Shape) -> float:
 
 
 def timing_seconds(budget: Budget, call_seconds: float) -> float:
-    """The timing phase: warm-up and the sample budget, plus every sample the
+    """The timing phase: warm-up (a settling GPU warm-up is longer) and the sample budget, plus every sample the
     budget may insist on (and the GPU timer's 8 calibration calls) at the call limit."""
-    return budget.warmup_seconds + budget.max_seconds + (budget.min_samples + 10) * call_seconds + CHECK_SECONDS
+    return max(budget.warmup_seconds, SETTLE_SECONDS) + budget.max_seconds + (budget.min_samples + 10) * call_seconds \
+        + CHECK_SECONDS
 
 
 class Isolated:

@@ -61,7 +61,7 @@ class GpuBackend:
         self.info = gpu_info(driver_version())
         self.stream = self.cuda.Stream()
         self.timer = EventTimer(self.stream, self.info.compute_capability, self.info.l2_bytes,
-                                self.info.sm_count)
+                                self.info.sm_count, self.info.max_sm_clock_mhz)
         self._widen = kernels.load_source(_WIDEN_SOURCE, "widen", self.info.compute_capability)
         self._widen.prepare("PPqi")
         self._log = log or (lambda message: None)

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from ..backend import Budget, Gemm
-from ..timing import sample, warm_up
+from ..timing import SETTLE_SECONDS, sample, warm_up
 from .compile import load_source
 from .device import open_device
 from .nvml import ClockMonitor
@@ -68,6 +68,10 @@ _MAX_QUEUED = 256
 _BLOCK_TIMEOUT_NS = 1_000_000_000
 _TARGET_SAMPLE_SECONDS = 200e-6
 _MAX_REPEATS = 64
+# A warm-up whose SMs ran below this share of the maximum clock was held down
+# (power or heat): it goes on to SETTLE_SECONDS. A kernel at the full clock
+# (SGEMM on an H200: 1,976 of 1,980 MHz) keeps its short warm-up.
+_HELD_DOWN = 0.97
 
 
 def probe_clock(before: np.ndarray, after: np.ndarray) -> tuple[float, float] | None:
@@ -122,10 +126,12 @@ class CycleClock:
 class EventTimer:
     """Times callables on one stream; owns the blocker, events, clock probe and flush buffer."""
 
-    def __init__(self, stream, compute_capability: tuple[int, int], l2_bytes: int, sm_count: int):
+    def __init__(self, stream, compute_capability: tuple[int, int], l2_bytes: int, sm_count: int,
+                 max_clock_mhz: float | None = None):
         cuda, _ = open_device()
         self.cuda = cuda
         self.stream = stream
+        self.max_clock_mhz = max_clock_mhz
         self.clock = CycleClock(cuda, stream, compute_capability, sm_count)
         self.blocker = load_source(_BLOCKER_SOURCE, "block_stream", compute_capability)
         self.blocker.prepare("PQ")
@@ -168,15 +174,32 @@ class EventTimer:
         return [stop.time_since(start) / 1e3 / repeats for start, stop in pairs]
 
     def measure(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool = False):
-        """Warm up, then sample. Returns (samples in seconds, notes): the notes
-        hold calls_per_sample, why sampling stopped (timing.Sampled.notes) and
-        the clock during the samples (clock_notes)."""
-        per_call = warm_up(lambda: gemm(alpha, beta), self.stream.synchronize, budget.warmup_seconds)
+        """Warm up (settling a held-down clock: _warm_up), then sample. Returns
+        (samples in seconds, notes): the notes hold calls_per_sample, why
+        sampling stopped (timing.Sampled.notes), the clock during the samples
+        (clock_notes) and, where the warm-up was extended, warmup_settled_s."""
+        per_call, settled = self._warm_up(gemm, alpha, beta, budget.warmup_seconds)
         self.clock.reset()
         with ClockMonitor() as clocks:
             sampled, repeats = self._sample(gemm, alpha, beta, budget, flush_l2, per_call)
         return sampled.samples, {"calls_per_sample": repeats, **sampled.notes(),
-                                 **with_cycle_clock(clocks.notes(), self.clock.mhz())}
+                                 **with_cycle_clock(clocks.notes(), self.clock.mhz()),
+                                 **({"warmup_settled_s": SETTLE_SECONDS} if settled else {})}
+
+    def _warm_up(self, gemm: Gemm, alpha: float, beta: float, seconds: float) -> tuple[float, bool]:
+        """(seconds per call, whether the warm-up was extended): warm up for
+        ``seconds``; if the SMs' cycle counters show the clock held down
+        meanwhile, go on until SETTLE_SECONDS (timing.SETTLE_SECONDS says why)."""
+        call = lambda: gemm(alpha, beta)  # noqa: E731
+        self.clock.reset()
+        self.clock.mark(0)
+        per_call = warm_up(call, self.stream.synchronize, seconds)
+        self.clock.mark(1)
+        self.stream.synchronize()
+        self.clock.add_window()
+        if seconds >= SETTLE_SECONDS or not held_down(self.clock.mhz(), self.max_clock_mhz):
+            return per_call, False
+        return warm_up(call, self.stream.synchronize, SETTLE_SECONDS - seconds), True
 
     def _sample(self, gemm: Gemm, alpha: float, beta: float, budget: Budget, flush_l2: bool, per_call: float):
         state = {"repeats": 1, "chunk": _MAX_QUEUED // 3}
@@ -197,6 +220,11 @@ class EventTimer:
             state["chunk"] = max(1, _MAX_QUEUED // (state["repeats"] + 2))
         return sample(take, budget, per_call, max_chunk=state["chunk"], calls_per_sample=state["repeats"]), \
             state["repeats"]
+
+
+def held_down(clock_mhz: float | None, max_clock_mhz: float | None) -> bool:
+    """Whether a measured SM clock ran below _HELD_DOWN of the maximum (False when either is unknown)."""
+    return bool(clock_mhz and max_clock_mhz) and clock_mhz < _HELD_DOWN * max_clock_mhz
 
 
 def with_cycle_clock(notes: dict, cycle_mhz: float | None) -> dict:
