@@ -129,3 +129,32 @@ def test_a_record_of_rounds_round_trips_and_shows_them(tmp_path):
     back = load(path).record
     assert [r.notes["rounds"] for r in back.results] == [r.notes["rounds"] for r in results]
     assert any("furthest apart for cuBLAS at 8x8x8: 20%" in line for line in footer_lines(back))
+
+
+class SettlingBackend(LoggingBackend):
+    """LoggingBackend whose warm-up settled a held-down clock on the visits its script lists."""
+
+    def __init__(self, times, settles):
+        super().__init__(times)
+        self.settles, self.visits = settles, {}
+
+    def measure(self, gemm, alpha, beta, budget, flush_l2=False):
+        samples, notes = super().measure(gemm, alpha, beta, budget, flush_l2)
+        visit = self.visits[self.current] = self.visits.get(self.current, 0) + 1
+        return samples, {**notes, **({"warmup_settled_s": 0.3} if visit in self.settles.get(self.current, ()) else {})}
+
+
+def test_a_row_keeps_that_its_warm_up_settled_in_any_round_and_the_footer_counts_them():
+    backend = SettlingBackend({0: [1e-3] * 4, 1: [2e-3] * 3, 2: [3e-3] * 3}, {1: (2,), 2: (1, 2, 3)})
+    entries = [Entry(backend, get_spec("gpu", i)) for i in range(3)]
+    plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=3), device="gpu")
+    base, rung1, rung2 = run_plan(plan, lambda result: None)
+    assert "warmup_settled_s" not in base.notes
+    assert rung1.notes["warmup_settled_s"] == 0.3  # settled in its second round only
+    assert [v.get("warmup_settled_s") for v in rung1.notes["rounds"]] == [None, 0.3, None]
+    assert rung2.notes["warmup_settled_s"] == 0.3
+    record = RunRecord("compare", "gpu", {"rounds": 3}, {}, [base, rung1, rung2])
+    line = next(l for l in footer_lines(record) if l.startswith("Warm-up went on"))
+    assert line.startswith("Warm-up went on to 0.3 s for 2 of 3 timed GPU rows")
+    record.results[:] = [base]
+    assert not any(l.startswith("Warm-up went on") for l in footer_lines(record))

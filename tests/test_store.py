@@ -159,6 +159,8 @@ CASES = {
                             "results[0].notes.max_noise should be >= 0 and <= 1"),
     "rounds as text": (lambda: _edit(lambda d: d["options"].update(rounds="3")), "options.rounds should be an integer"),
     "zero rounds": (lambda: _edit(lambda d: d["options"].update(rounds=0)), "options.rounds should be >= 1"),
+    "settled warm-up as text": (lambda: _edit(lambda d: d["results"][0]["notes"].update(warmup_settled_s="0.3")),
+                                "results[0].notes.warmup_settled_s should be a number"),
     "round not a dict": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[1e-3])),
                          "results[0].notes.rounds[0] should be"),
     "round without a median": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[{"samples": 5}])),

@@ -62,6 +62,10 @@ def _merged_notes(visits: list[KernelResult], samples: list[float]) -> dict:
     if "median_noise" in notes:
         noise = median_noise(samples)
         notes["median_noise"] = noise if math.isfinite(noise) else None
+    settled = [n["warmup_settled_s"] for n in every if n.get("warmup_settled_s")]
+    notes.pop("warmup_settled_s", None)
+    if settled:  # any round whose warm-up had to settle a held-down clock
+        notes["warmup_settled_s"] = max(settled)
     notes["rounds"] = [_round_note(v) for v in visits]
     return notes
 
@@ -79,5 +83,7 @@ def _round_note(visit: KernelResult) -> dict:
     note = {"median_s": visit.stats.median, "samples": len(visit.samples)}
     if visit.notes.get("sm_clock_mhz") is not None:
         note["sm_clock_mhz"] = visit.notes["sm_clock_mhz"]
+    if visit.notes.get("warmup_settled_s"):
+        note["warmup_settled_s"] = visit.notes["warmup_settled_s"]
     return note
 

@@ -132,7 +132,7 @@ def footer_lines(record: RunRecord, per_cycle: bool = True) -> list[str]:
     if notes:
         lines.append("Precision: " + "; ".join(notes) + "; max rel err is |C - ref| over "
                      "|alpha|*|A|@|B| + |beta|*|C0|.")
-    lines += stop_lines(record) + rounds_lines(record)
+    lines += stop_lines(record) + rounds_lines(record) + settle_lines(record)
     shown = set()
     for r in record.results:
         key = (r.kernel_id, r.name, r.shape, tuple(r.params.items()))
@@ -200,6 +200,18 @@ def rounds_lines(record: RunRecord) -> list[str]:
         line += (f"; its round medians were furthest apart for {widest.name} at {widest.shape}: "
                  f"{100 * spread:.3g}% (each row's are in its record's notes)")
     return [line + "."]
+
+
+def settle_lines(record: RunRecord) -> list[str]:
+    """Which rows' warm-up went on because their clock was held down (gpu.timing's settling warm-up)."""
+    timed = [r for r in record.results if r.status == "pass" and r.device == "gpu"]
+    settled = [r for r in timed if r.notes.get("warmup_settled_s")]
+    if not settled:
+        return []
+    seconds = max(r.notes["warmup_settled_s"] for r in settled)
+    return [f"Warm-up went on to {seconds:g} s for {len(settled)} of {len(timed)} timed GPU rows: the SMs' clock "
+            f"was held down (power or heat) during their --warmup, and a held-down clock takes tenths of a second "
+            f"to settle after what ran before."]
 
 
 def results_title(record: RunRecord) -> str:

@@ -350,6 +350,7 @@ def _notes(notes: dict, where: str) -> None:
     _in_range(_optional(notes, "throttled_share", float, None, where), 0, 1, f"{where}throttled_share")
     _in_range(_optional(notes, "cpu_wait_fraction", float, None, where), 0, math.inf, f"{where}cpu_wait_fraction")
     _in_range(_optional(notes, "calls_per_sample", int, None, where), 1, 2 ** 63, f"{where}calls_per_sample")
+    _in_range(_optional(notes, "warmup_settled_s", float, None, where), 0, math.inf, f"{where}warmup_settled_s")
     _strings(notes, "throttle", where)
     stopped = _optional(notes, "stopped", str, None, where)
     if stopped is not None and stopped not in STOP_REASONS:
