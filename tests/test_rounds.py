@@ -37,8 +37,8 @@ class LoggingBackend(FakeBackend):
         return super().measure(gemm, alpha, beta, budget, flush_l2)
 
 
-def run_rounds(times, rounds):
-    backend = LoggingBackend(times)
+def run_rounds(times, rounds, backend=None):
+    backend = backend or LoggingBackend(times)
     entries = [Entry(backend, get_spec("gpu", i)) for i in sorted(times)]
     plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=rounds), device="gpu")
     return backend, run_plan(plan, lambda result: None)
@@ -145,10 +145,8 @@ class SettlingBackend(LoggingBackend):
 
 
 def test_a_row_keeps_that_its_warm_up_settled_in_any_round_and_the_footer_counts_them():
-    backend = SettlingBackend({0: [1e-3] * 4, 1: [2e-3] * 3, 2: [3e-3] * 3}, {1: (2,), 2: (1, 2, 3)})
-    entries = [Entry(backend, get_spec("gpu", i)) for i in range(3)]
-    plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=3), device="gpu")
-    base, rung1, rung2 = run_plan(plan, lambda result: None)
+    times = {0: [1e-3] * 4, 1: [2e-3] * 3, 2: [3e-3] * 3}
+    _, (base, rung1, rung2) = run_rounds(times, 3, SettlingBackend(times, {1: (2,), 2: (1, 2, 3)}))
     assert "warmup_settled_s" not in base.notes
     assert rung1.notes["warmup_settled_s"] == 0.3  # settled in its second round only
     assert [v.get("warmup_settled_s") for v in rung1.notes["rounds"]] == [None, 0.3, None]

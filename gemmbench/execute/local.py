@@ -166,6 +166,13 @@ def measure_watched(backend: Backend, gemm, budget: Budget, flush_l2: bool, thre
     return samples, {**notes, "cpu_wait_fraction": round(waited, 4)}, waited > DISTURBED_WAIT_FRACTION
 
 
+def measure_again(entry: Entry, shape: Shape, budget: Budget, flush_l2: bool):
+    """A row verified earlier, its kernel prepared again (the same parameters) and
+    timed without verifying: (samples, notes, disturbed), as measure_watched."""
+    prepared = entry.backend.prepare(entry.spec, shape, entry.params)
+    return measure_watched(entry.backend, prepared.gemm, budget, flush_l2, prepared.threads)
+
+
 class CpuWait:
     """How long this process's threads were ready to run but had no core, as a
     share of the wall time since this object was made.
@@ -235,8 +242,7 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
         entry = entry_of[id(base)]
         plan.log(f"{base.name} {base.shape}: measured again")
         try:
-            gemm = entry.backend.prepare(entry.spec, base.shape, entry.params).gemm
-            samples, notes, disturbed = measure_watched(entry.backend, gemm, brief, plan.flush_l2, base.threads)
+            samples, notes, disturbed = measure_again(entry, base.shape, brief, plan.flush_l2)
         except Exception:  # the first look stands; a second that fails says nothing new
             continue
         again = summarize(samples)
@@ -293,9 +299,7 @@ def _time_again(entry: Entry, first: KernelResult, plan: Batch) -> KernelResult:
     parameters) and timed."""
     again = dataclasses.replace(first, samples=[], notes={}, flags=[])
     try:
-        prepared = entry.backend.prepare(entry.spec, first.shape, entry.params)
-        again.samples, again.notes, disturbed = measure_watched(entry.backend, prepared.gemm, plan.budget,
-                                                                plan.flush_l2, prepared.threads)
+        again.samples, again.notes, disturbed = measure_again(entry, first.shape, plan.budget, plan.flush_l2)
     except Exception as exc:  # as in run_entry: a kernel that crashes now FAILs its row
         return _failed(again, exc)
     again.flags = [DISTURBED] if disturbed else []
