@@ -10,7 +10,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from . import validate
-from .options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, RANGES, bounds
+from .options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, MAX_SAMPLES, RANGES, bounds
 from .precision import PRECISIONS
 from .rungs import ladder
 from .timing import SETTLE_SECONDS
@@ -196,7 +196,9 @@ def common_options(f):
                           "of its 95% confidence interval), instead of after --budget seconds; e.g. 0.5%."),
         click.option("--min-time", type=bounded("min_time"), default=None,
                      help="With --max-noise: seconds of samples per kernel before it may stop "
-                          f"(default {DEFAULT_MIN_TIME['gpu']:g} on the GPU, {DEFAULT_MIN_TIME['cpu']:g} on the CPU)."),
+                          f"(default {DEFAULT_MIN_TIME['gpu']:g} on the GPU, {DEFAULT_MIN_TIME['cpu']:g} on the CPU); "
+                          f"given, it lifts the default --max-samples to {MAX_SAMPLES:,} so that the cap does not "
+                          "cut it short."),
         click.option("--noise-timeout", type=bounded("noise_timeout"), default=None,
                      help="With --max-noise: seconds of samples per kernel after which it gives up on the target; "
                           f"the row is flagged unsettled (default {DEFAULT_NOISE_TIMEOUT['gpu']:g} on the GPU, "

@@ -10,6 +10,7 @@ import pytest
 from gemmbench.errors import UserError
 from gemmbench import options as options_module
 from gemmbench.options import DEFAULT_MIN_TIME, DEFAULT_NOISE_TIMEOUT, NOISE_MAX_SAMPLES, RunOptions
+from gemmbench.validate import MAX_SAMPLES
 from gemmbench.plan import Row, build_plan
 from gemmbench.precision import comparison_precision
 from gemmbench.rungs import ladder
@@ -85,6 +86,10 @@ def test_a_noise_target_makes_the_budget_stop_on_noise():
         0.005, DEFAULT_MIN_TIME["gpu"], DEFAULT_NOISE_TIMEOUT["gpu"], NOISE_MAX_SAMPLES)
     cpu = RunOptions(max_noise=2, min_time=0.25, noise_timeout=3, max_samples=400, device="cpu").budget_for("cpu")
     assert (cpu.max_noise, cpu.min_seconds, cpu.max_seconds, cpu.max_samples) == (0.02, 0.25, 3, 400)
+    # a --min-time the user gives is not cut short by the default cap (5000 GPU samples: about a second)
+    assert RunOptions(min_time=3).budget_for("gpu").max_samples == MAX_SAMPLES
+    assert RunOptions(min_time=3, max_samples=800).budget_for("gpu").max_samples == 800  # unless capped by name
+    assert RunOptions(min_time=3, rounds=3).budget_for("gpu").visit().max_samples == MAX_SAMPLES // 3
     short = RunOptions(max_noise=1, noise_timeout=0.05).budget_for("cpu")
     assert short.min_seconds == 0.05  # the default minimum never outlasts a shorter time-out
     assert RunOptions(max_noise=1).saved()["max_noise"] == 1

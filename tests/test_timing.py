@@ -127,6 +127,15 @@ def test_min_time_is_honoured_before_stopping_on_noise():
     assert got.stopped == STOPPED_NOISE and 0.2 <= sum(got.samples) < 0.2 + 0.01
 
 
+def test_a_long_min_time_given_by_the_user_is_not_cut_short_by_the_sample_cap():
+    """4096^3 BF16 on an H200: about 200 us a sample, so the default cap of
+    5000 samples would stop --min-time 3 after about a second."""
+    from gemmbench.options import RunOptions
+    take, _ = drawn(6, 200e-6, 0.001)
+    got = sample(take, RunOptions(min_time=3).budget_for("gpu"), 200e-6)
+    assert got.stopped == STOPPED_NOISE and 3 <= sum(got.samples) < 3.01 and len(got.samples) > 5000
+
+
 def test_time_is_the_samples_sum_not_the_wall_clock():
     """Samples that claim a second each, returned instantly: a 30 s time-out
     ends after 30 of them (a loop watching the wall clock would take 30 s and
