@@ -46,6 +46,15 @@ class FakeNvml:
     def nvmlDeviceGetViolationStatus(self, handle, policy):
         return SimpleNamespace(referenceTime=self.reference_us, violationTime=self.violation_ns[policy])
 
+    NVML_TEMPERATURE_GPU = 0
+    temperature = None  # C; None: a board that does not report it
+
+    def nvmlDeviceGetTemperature(self, handle, sensor):
+        assert sensor == self.NVML_TEMPERATURE_GPU
+        if self.temperature is None:
+            raise RuntimeError("NVML_ERROR_NOT_SUPPORTED")
+        return self.temperature
+
 
 def wait_for(condition, seconds=5.0):
     deadline = time.monotonic() + seconds
@@ -138,6 +147,20 @@ def test_monitor_sees_throttling_the_gpu_recovered_from_before_the_window_closed
     assert notes["sm_clock_range_mhz"] == [1425, 1980] and 1425 < notes["sm_clock_mhz"] < 1980
     assert notes["violation_share"] == {"power": 0.4, "thermal": 0.0}
     assert not monitor._thread.is_alive()
+
+
+def test_monitor_notes_the_temperature_as_the_window_opened_and_closed():
+    nvml = FakeNvml(1500, POWER_CAP)
+    nvml.temperature = 58
+    with ClockMonitor(interval=0.001, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: len(monitor.readings) >= 1)
+        nvml.temperature = 63  # the chip heats under the samples
+    assert monitor.notes()["gpu_temp_range_c"] == [58, 63]
+    nvml.temperature = None  # a board without the sensor: no key, not a guess
+    with ClockMonitor(interval=0.001, nvml=(nvml, "h")) as monitor:
+        wait_for(lambda: len(monitor.readings) >= 1)
+    assert "gpu_temp_range_c" not in monitor.notes()
+    assert clock_notes([(1500, 0)], {}, [61, 57])["gpu_temp_range_c"] == [57, 61]  # cooled: still [low, high]
 
 
 def test_monitor_stops_reading_when_the_window_closes():

@@ -85,8 +85,27 @@ def test_rows_at_another_clock_than_their_baseline_are_also_compared_per_cycle()
         "rung 26 at 128x128x128: 97.0% of cuBLAS BF16 per SM cycle, 90.9% in time (1,500 MHz against 1,600)",
         "rung 27 at 128x128x128: (103.9)?% of cuBLAS BF16 per SM cycle, (90.9)?% in time (1,400 MHz against 1,600)"]
     assert not any(line.startswith(("rung 22", "rung 24", "rung 0")) for line in footer)
+    assert "temperature" not in footer[start]  # no temperatures read: none mentioned
     assert not any("Per SM cycle" in line for line in footer_lines(gpu_record([kr(0, 1e-5), kr(10, 2e-5)])))
     assert not any("per SM cycle" in line for line in footer_lines(rec, per_cycle=False))  # a sweep's footer
+
+
+def test_the_per_cycle_lines_give_each_row_s_temperature_where_it_was_read():
+    def at(mhz, temps=None):
+        return {"notes": {"sm_clock_mhz": mhz, **({"gpu_temp_range_c": temps} if temps else {})}}
+    rec = gpu_record([kr(0, 1e-5, precision="bf16", **at(1600.0, [49, 57])),
+                      kr(26, 1.1e-5, precision="bf16", **at(1500.0, [58, 63])),
+                      kr(27, 1.1e-5, precision="bf16", **at(1500.0, [60, 60])),
+                      kr(0, 1e-5, precision="fp16", **at(1600.0)), kr(31, 1.1e-5, precision="fp16", **at(1500.0))])
+    footer = footer_lines(rec)
+    head = next(i for i, line in enumerate(footer) if line.startswith("Per SM cycle"))
+    assert "temperature as its samples began and ended" in footer[head]
+    assert footer[head + 1:head + 4] == [
+        "rung 26 at 128x128x128: 97.0% of cuBLAS BF16 per SM cycle, 90.9% in time (1,500 MHz at 58-63 °C against "
+        "1,600 MHz at 49-57 °C)",
+        "rung 27 at 128x128x128: 97.0% of cuBLAS BF16 per SM cycle, 90.9% in time (1,500 MHz at 60 °C against "
+        "1,600 MHz at 49-57 °C)",
+        "rung 31 at 128x128x128: 97.0% of cuBLAS FP16 per SM cycle, 90.9% in time (1,500 MHz against 1,600)"]
 
 
 def test_the_per_cycle_figure_is_in_every_csv_row_and_saved_row_that_has_one():

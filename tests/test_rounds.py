@@ -75,8 +75,10 @@ def test_a_row_that_fails_in_a_later_round_fails_and_the_others_finish():
 
 
 def test_the_clock_and_throttling_are_taken_over_every_round(monkeypatch):
-    notes = iter([{"sm_clock_mhz": 1500.0, "throttled_share": 0.0, "throttle": [], "calls_per_sample": 1},
-                  {"sm_clock_mhz": 1300.0, "throttled_share": 1.0, "throttle": ["SwPowerCap"], "calls_per_sample": 1}])
+    notes = iter([{"sm_clock_mhz": 1500.0, "throttled_share": 0.0, "throttle": [], "calls_per_sample": 1,
+                   "gpu_temp_range_c": [48, 55]},
+                  {"sm_clock_mhz": 1300.0, "throttled_share": 1.0, "throttle": ["SwPowerCap"], "calls_per_sample": 1,
+                   "gpu_temp_range_c": [61, 64]}])
 
     def measure(self, gemm, alpha, beta, budget, flush_l2=False):
         seconds = self.times[self.current].pop(0)
@@ -91,6 +93,8 @@ def test_the_clock_and_throttling_are_taken_over_every_round(monkeypatch):
     assert row.notes["throttled_share"] == pytest.approx(0.75)
     assert row.notes["throttle"] == ["SwPowerCap"] and "throttled" in row.flags
     assert DISTURBED not in row.flags
+    assert row.notes["gpu_temp_range_c"] == [48, 64]  # over every round; each round keeps its own
+    assert [r["gpu_temp_range_c"] for r in row.notes["rounds"]] == [[48, 55], [61, 64]]
 
 
 def test_a_visit_gets_its_share_of_the_budget_and_the_whole_warm_up():

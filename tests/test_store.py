@@ -161,6 +161,13 @@ CASES = {
     "zero rounds": (lambda: _edit(lambda d: d["options"].update(rounds=0)), "options.rounds should be >= 1"),
     "settled warm-up as text": (lambda: _edit(lambda d: d["results"][0]["notes"].update(warmup_settled_s="0.3")),
                                 "results[0].notes.warmup_settled_s should be a number"),
+    "temperatures as text": (lambda: _edit(lambda d: d["results"][0]["notes"].update(gpu_temp_range_c="60")),
+                             "results[0].notes.gpu_temp_range_c should be a list"),
+    "temperatures the wrong way round": (
+        lambda: _edit(lambda d: d["results"][0]["notes"].update(gpu_temp_range_c=[63, 58])),
+        "results[0].notes.gpu_temp_range_c should be [lowest, highest] in C, not [63, 58]"),
+    "one temperature": (lambda: _edit(lambda d: d["results"][0]["notes"].update(gpu_temp_range_c=[60])),
+                        "results[0].notes.gpu_temp_range_c should be [lowest, highest] in C, not [60]"),
     "round not a dict": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[1e-3])),
                          "results[0].notes.rounds[0] should be"),
     "round without a median": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[{"samples": 5}])),

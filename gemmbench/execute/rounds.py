@@ -44,9 +44,10 @@ def _merged_notes(visits: list[KernelResult], samples: list[float]) -> dict:
         value = _weighted([(n.get(key), w) for n, w in zip(every, weights)])
         if value is not None:
             notes[key] = round(value, 4 if key in ("throttled_share", "cpu_wait_fraction") else 1)
-    ranges = [n["sm_clock_range_mhz"] for n in every if n.get("sm_clock_range_mhz")]
-    if ranges:
-        notes["sm_clock_range_mhz"] = [min(r[0] for r in ranges), max(r[1] for r in ranges)]
+    for key in ("sm_clock_range_mhz", "gpu_temp_range_c"):  # [lowest, highest] over every round
+        ranges = [n[key] for n in every if n.get(key)]
+        if ranges:
+            notes[key] = [min(r[0] for r in ranges), max(r[1] for r in ranges)]
     if any("clock_readings" in n for n in every):
         notes["clock_readings"] = sum(n.get("clock_readings", 0) for n in every)
     reasons = sorted({reason for n in every for reason in n.get("throttle") or []})
@@ -83,7 +84,8 @@ def _round_note(visit: KernelResult) -> dict:
     note = {"median_s": visit.stats.median, "samples": len(visit.samples)}
     if visit.notes.get("sm_clock_mhz") is not None:
         note["sm_clock_mhz"] = visit.notes["sm_clock_mhz"]
-    if visit.notes.get("warmup_settled_s"):
-        note["warmup_settled_s"] = visit.notes["warmup_settled_s"]
+    for key in ("gpu_temp_range_c", "warmup_settled_s"):
+        if visit.notes.get(key):
+            note[key] = visit.notes[key]
     return note
 

@@ -130,12 +130,14 @@ class ClockMonitor:
         self.interval = interval
         self.readings: list[tuple[int, int | None]] = []  # (SM clock MHz, clock-event mask)
         self.counters: tuple[dict, dict] = ({}, {})  # violation counters at the start and the end
+        self.temperatures: list[int] = []  # the GPU's temperature (C) when the window opened and closed
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     def __enter__(self) -> "ClockMonitor":
         if self.nvml is not None:
             self.counters = (self._violation_counters(), {})
+            self._read_temperature()
             self._thread = threading.Thread(target=self._poll, name="gemmbench-clock-monitor", daemon=True)
             self._thread.start()
         return self
@@ -146,6 +148,14 @@ class ClockMonitor:
         self._stop.set()
         self._thread.join()
         self.counters = (self.counters[0], self._violation_counters())
+        self._read_temperature()
+
+    def _read_temperature(self) -> None:
+        pynvml, handle = self.nvml
+        try:
+            self.temperatures.append(int(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)))
+        except Exception:  # not supported, or NVML stopped answering
+            pass
 
     def _poll(self) -> None:
         pynvml, handle = self.nvml
@@ -171,7 +181,7 @@ class ClockMonitor:
         return out
 
     def notes(self) -> dict:
-        return clock_notes(self.readings, violation_shares(*self.counters))
+        return clock_notes(self.readings, violation_shares(*self.counters), self.temperatures)
 
 
 def violation_shares(start: dict[str, tuple[int, int]], end: dict[str, tuple[int, int]]) -> dict[str, float]:
@@ -190,7 +200,8 @@ def violation_shares(start: dict[str, tuple[int, int]], end: dict[str, tuple[int
     return shares
 
 
-def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[str, float]) -> dict:
+def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[str, float],
+                temperatures: list[int] = ()) -> dict:
     """A result's clock notes from a window's readings; keys present only when measured:
 
     sm_clock_mhz        mean SM clock over the readings (MHz)
@@ -201,6 +212,10 @@ def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[st
     throttle            the throttling reasons seen, sorted (CLOCK_EVENT_REASONS names)
     violation_share     {"power": x, "thermal": y}, 0..1: share of the window in
                         which NVML's power / thermal violation counters ran
+    gpu_temp_range_c    [lowest, highest] of the GPU's temperature when the window
+                        opened and when it closed (C): at a power cap a hotter chip
+                        leaks more power, so of two kernels the one timed hotter may
+                        get the lower clock
 
     The counters come first: on an H200 under cuBLAS TF32 the power counter
     ran for the whole window while the clock-event reasons showed SwPowerCap
@@ -221,6 +236,8 @@ def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[st
         out["throttled_share"] = max(violation_share.values())
     elif reasons:
         out["throttled_share"] = round(sum(1 for r in reasons if r) / len(reasons), 4)
+    if temperatures:
+        out["gpu_temp_range_c"] = [min(temperatures), max(temperatures)]
     return out
 
 

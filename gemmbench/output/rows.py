@@ -152,7 +152,7 @@ def per_cycle_lines(record: RunRecord) -> list[str]:
     power cap lowers the clock more for one kernel than another), the % of the
     baseline per SM cycle as well as in time: time x clock is the cycles a
     call took, so the two figures tell a slower kernel from a lower clock."""
-    lines = []
+    lines, heated = [], False
     for r in record.results:
         per_cycle = record.percent_of_baseline_per_cycle(r)
         if per_cycle is None:
@@ -162,14 +162,28 @@ def per_cycle_lines(record: RunRecord) -> list[str]:
         if abs(clock / base_clock - 1) < CLOCK_GAP:
             continue
         flagged = percent_doubtful(record, r)
+        base_heat = _heat(base)
+        heated = heated or bool(base_heat or _heat(r))
         lines.append(f"rung {r.kernel_id} at {r.shape}: "
                      f"{doubtful(format_number(per_cycle), flagged)}% of {base.name} per SM cycle, "
-                     f"{doubtful(format_number(percent), flagged)}% in time ({clock:,.0f} MHz against "
-                     f"{base_clock:,.0f})")
+                     f"{doubtful(format_number(percent), flagged)}% in time ({clock:,.0f} MHz{_heat(r)} against "
+                     f"{base_clock:,.0f}{' MHz' + base_heat if base_heat else ''})")
     if lines:
         lines.insert(0, f"Per SM cycle (time x the SM clock it ran at), where a row and its baseline ran at clocks "
-                        f"{100 * CLOCK_GAP:.0f}% or more apart:")
+                        f"{100 * CLOCK_GAP:.0f}% or more apart" + (
+                            " (with the GPU's temperature as its samples began and ended: rows at the same "
+                            "temperature owe a clock gap to their own power, not to the order they ran in)"
+                            if heated else "") + ":")
     return lines
+
+
+def _heat(result: KernelResult) -> str:
+    """' at 58-63 °C': the GPU's temperature range over a row's samples (gpu_temp_range_c), or ''."""
+    temps = result.notes.get("gpu_temp_range_c")
+    if not temps:
+        return ""
+    low, high = temps
+    return f" at {low:.0f} °C" if low == high else f" at {low:.0f}-{high:.0f} °C"
 
 
 def stop_lines(record: RunRecord) -> list[str]:

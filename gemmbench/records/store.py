@@ -153,6 +153,11 @@ def _check(value, kind, where: str, optional: bool = False):
     return value
 
 
+def _number(value) -> bool:
+    """A finite int or float (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _required(d: dict, key: str, kind, where: str = ""):
     if key not in d:
         raise _Invalid(f"missing field {where}{key!r}")
@@ -351,6 +356,11 @@ def _notes(notes: dict, where: str) -> None:
     _in_range(_optional(notes, "cpu_wait_fraction", float, None, where), 0, math.inf, f"{where}cpu_wait_fraction")
     _in_range(_optional(notes, "calls_per_sample", int, None, where), 1, 2 ** 63, f"{where}calls_per_sample")
     _in_range(_optional(notes, "warmup_settled_s", float, None, where), 0, math.inf, f"{where}warmup_settled_s")
+    temps = _optional(notes, "gpu_temp_range_c", list, None, where)
+    if temps is not None:
+        low, high = temps if len(temps) == 2 else (None, None)
+        if not (_number(low) and _number(high) and -100 <= low <= high <= 1000):
+            raise _Invalid(f"{where}gpu_temp_range_c should be [lowest, highest] in C, not {_describe(temps)}")
     _strings(notes, "throttle", where)
     stopped = _optional(notes, "stopped", str, None, where)
     if stopped is not None and stopped not in STOP_REASONS:
