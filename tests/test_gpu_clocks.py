@@ -262,6 +262,8 @@ def test_measure_notes_carry_the_clock_during_the_samples():
     assert notes["sm_clock_source"] == "cycle counters"
     assert 0.3 * gpu.info.max_sm_clock_mhz < notes["sm_clock_mhz"] <= gpu.info.max_sm_clock_mhz * 1.01
     assert 0.0 <= notes["throttled_share"] <= 1.0 and isinstance(notes["throttle"], list)
+    low, high = notes.get("gpu_temp_range_c", (20, 20))  # an NVIDIA board without the sensor has no key
+    assert 0 < low <= high < 120  # degrees C, as the samples began and ended
 
 
 def _probe(slots, readings):
