@@ -214,8 +214,8 @@ def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[st
                         which NVML's power / thermal violation counters ran
     gpu_temp_range_c    [lowest, highest] of the GPU's temperature when the window
                         opened and when it closed (C): at a power cap a hotter chip
-                        leaks more power, so of two kernels the one timed hotter may
-                        get the lower clock
+                        leaks more of the power, so it tells a clock gap between two
+                        kernels that is heat from one that is their own power
 
     The counters come first: on an H200 under cuBLAS TF32 the power counter
     ran for the whole window while the clock-event reasons showed SwPowerCap

@@ -171,8 +171,8 @@ def per_cycle_lines(record: RunRecord) -> list[str]:
     if lines:
         lines.insert(0, f"Per SM cycle (time x the SM clock it ran at), where a row and its baseline ran at clocks "
                         f"{100 * CLOCK_GAP:.0f}% or more apart" + (
-                            " (with the GPU's temperature as its samples began and ended: rows at the same "
-                            "temperature owe a clock gap to their own power, not to the order they ran in)"
+                            " (with the GPU's temperature as its samples began and ended: a clock gap between "
+                            "rows at the same temperature is not the chip's heat)"
                             if heated else "") + ":")
     return lines
 
