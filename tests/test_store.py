@@ -166,6 +166,8 @@ CASES = {
     "temperatures the wrong way round": (
         lambda: _edit(lambda d: d["results"][0]["notes"].update(gpu_temp_range_c=[63, 58])),
         "results[0].notes.gpu_temp_range_c should be [lowest, highest] in C, not [63, 58]"),
+    "a temperature as text": (lambda: _edit(lambda d: d["results"][0]["notes"].update(gpu_temp_range_c=[58, "hot"])),
+                              "results[0].notes.gpu_temp_range_c[1] should be a number"),
     "one temperature": (lambda: _edit(lambda d: d["results"][0]["notes"].update(gpu_temp_range_c=[60])),
                         "results[0].notes.gpu_temp_range_c should be [lowest, highest] in C, not [60]"),
     "round not a dict": (lambda: _edit(lambda d: d["results"][0]["notes"].update(rounds=[1e-3])),

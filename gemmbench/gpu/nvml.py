@@ -9,6 +9,7 @@ CUDA device this process opened (gemmbench.gpu.device). NVML is optional
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 
 from .device import open_device, selected_ordinal
@@ -201,7 +202,7 @@ def violation_shares(start: dict[str, tuple[int, int]], end: dict[str, tuple[int
 
 
 def clock_notes(readings: list[tuple[int, int | None]], violation_share: dict[str, float],
-                temperatures: list[int] = ()) -> dict:
+                temperatures: Sequence[int] = ()) -> dict:
     """A result's clock notes from a window's readings; keys present only when measured:
 
     sm_clock_mhz        mean SM clock over the readings (MHz)

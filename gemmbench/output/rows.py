@@ -162,11 +162,11 @@ def per_cycle_lines(record: RunRecord) -> list[str]:
         if abs(clock / base_clock - 1) < CLOCK_GAP:
             continue
         flagged = percent_doubtful(record, r)
-        base_heat = _heat(base)
-        heated = heated or bool(base_heat or _heat(r))
+        heat, base_heat = _heat(r), _heat(base)
+        heated = heated or bool(heat or base_heat)
         lines.append(f"rung {r.kernel_id} at {r.shape}: "
                      f"{doubtful(format_number(per_cycle), flagged)}% of {base.name} per SM cycle, "
-                     f"{doubtful(format_number(percent), flagged)}% in time ({clock:,.0f} MHz{_heat(r)} against "
+                     f"{doubtful(format_number(percent), flagged)}% in time ({clock:,.0f} MHz{heat} against "
                      f"{base_clock:,.0f}{' MHz' + base_heat if base_heat else ''})")
     if lines:
         lines.insert(0, f"Per SM cycle (time x the SM clock it ran at), where a row and its baseline ran at clocks "

@@ -153,11 +153,6 @@ def _check(value, kind, where: str, optional: bool = False):
     return value
 
 
-def _number(value) -> bool:
-    """A finite int or float (not a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _required(d: dict, key: str, kind, where: str = ""):
     if key not in d:
         raise _Invalid(f"missing field {where}{key!r}")
@@ -358,8 +353,9 @@ def _notes(notes: dict, where: str) -> None:
     _in_range(_optional(notes, "warmup_settled_s", float, None, where), 0, math.inf, f"{where}warmup_settled_s")
     temps = _optional(notes, "gpu_temp_range_c", list, None, where)
     if temps is not None:
-        low, high = temps if len(temps) == 2 else (None, None)
-        if not (_number(low) and _number(high) and -100 <= low <= high <= 1000):
+        low, high = [_check(t, float, f"{where}gpu_temp_range_c[{i}]") for i, t in enumerate(temps)] \
+            if len(temps) == 2 else (math.nan, math.nan)
+        if not -100 <= low <= high <= 1000:
             raise _Invalid(f"{where}gpu_temp_range_c should be [lowest, highest] in C, not {_describe(temps)}")
     _strings(notes, "throttle", where)
     stopped = _optional(notes, "stopped", str, None, where)
