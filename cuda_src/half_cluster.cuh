@@ -13,11 +13,6 @@
 // their A with zeros, their stores are guarded (or clipped) away, and they
 // still load and share their part of B.
 
-// DEFER (rungs 34-35): a tile's epilogue runs during the next tile's first K tiles (half_store.cuh).
-#ifndef DEFER
-#define DEFER 0
-#endif
-
 constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (1, 2 or 4)
 static_assert(kClusterBlocks == 1 || kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 1, 2 or 4 blocks");
 static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
@@ -117,19 +112,9 @@ __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMa
         for (int unit = cluster; unit < units; unit += clusters) {
             int m0, n0;
             cluster_tile_origin(unit, M, N, rank, m0, n0);
-#if DEFER
-            half_consume(ring, acc, k_tiles, it, wg, [&](int s) { cluster_release(ring, s, lane); },
-                         [&](int kt) { if (kt < BN / 64) epilogue.stage_next(ring, wg); });
-            epilogue.drain(ring, wg);  // fewer K tiles than boxes: the rest of the last tile's
-            epilogue.hold(ring, acc, m0, n0, wg);
-#else
             half_consume(ring, acc, k_tiles, it, wg, [&](int s) { cluster_release(ring, s, lane); });
             epilogue(ring, acc, m0, n0, wg, [](int) { return true; });
-#endif
         }
-#if DEFER
-        epilogue.drain(ring, wg);
-#endif
         finish();
     }
     // No cluster barrier at the end: its release (MEMBAR.ALL.GPU in SASS) made every consumer warp wait

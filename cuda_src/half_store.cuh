@@ -18,36 +18,15 @@ __device__ __forceinline__ unsigned staging(const HalfRing& ring, int wg, int bo
 
 // Columns 64c..64c+63 of a consumer warpgroup's accumulators, rounded, into
 // the box at `dst`: row r's 16-byte chunk j lands at chunk j ^ (r % 8).
-// word(w) is the 32-bit word w of the thread's rounded accumulators: acc[2w], acc[2w + 1].
-template <typename Word>
-__device__ __forceinline__ void stage_words(unsigned dst, int c, Word word) {
+__device__ __forceinline__ void stage_box(unsigned dst, const float (&acc)[kHalfAcc], int c, float alpha) {
     const int lane = threadIdx.x % 32, r = 16 * ((threadIdx.x / 32) % 4) + lane / 4;
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
         const int i = 8 * c + j;  // acc[4i..4i+3]: columns 8i + 2 (lane % 4) + {0, 1} of rows r and r + 8
         const unsigned at = dst + r * 128 + ((j ^ (r % 8)) * 16) + 4 * (lane % 4);
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(word(2 * i)));
-        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at + 8 * 128), "r"(word(2 * i + 1)));
-    }
-}
-__device__ __forceinline__ void stage_box(unsigned dst, const float (&acc)[kHalfAcc], int c, float alpha) {
-    stage_words(dst, c, [&](int w) { return pack2(alpha * acc[2 * w], alpha * acc[2 * w + 1]); });
-}
-
-// One box through TMA: wait until TMA has read the buffer's previous box, fill it, hand it on.
-template <typename Fill>
-__device__ __forceinline__ void tma_store_box(const HalfRing& ring, const TensorMap& map_c, int wg, int& boxes,
-                                              int col, int row, Fill fill) {
-    const bool leader = threadIdx.x % 128 == 0;
-    const unsigned box = staging(ring, wg, boxes++ % 2);
-    if (leader) bulk_wait_read<1>();  // TMA has read this box's previous contents
-    named_barrier(1 + wg, 128);
-    fill(box);
-    fence_proxy_async();  // the box's writes, visible to TMA
-    named_barrier(1 + wg, 128);
-    if (leader) {
-        tma_store_2d(map_c, box, col, row);
-        bulk_commit();
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at), "r"(pack2(alpha * acc[4 * i], alpha * acc[4 * i + 1])));
+        asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(at + 8 * 128),
+                     "r"(pack2(alpha * acc[4 * i + 2], alpha * acc[4 * i + 3])));
     }
 }
 
@@ -57,11 +36,20 @@ __device__ __forceinline__ void tma_store_box(const HalfRing& ring, const Tensor
 template <typename Owned>
 __device__ __forceinline__ void tma_store_rows(const HalfRing& ring, const TensorMap& map_c, const float (&acc)[kHalfAcc],
                                                int m0, int n0, int wg, float alpha, int& boxes, Owned owned) {
+    const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
     for (int c = 0; c < BN / 64; ++c) {
         if (!owned(c)) continue;
-        tma_store_box(ring, map_c, wg, boxes, n0 + 64 * c, m0 + 64 * wg,
-                      [&](unsigned box) { stage_box(box, acc, c, alpha); });
+        const unsigned box = staging(ring, wg, boxes++ % 2);
+        if (leader) bulk_wait_read<1>();  // TMA has read this box's previous contents
+        named_barrier(1 + wg, 128);
+        stage_box(box, acc, c, alpha);
+        fence_proxy_async();  // the box's writes, visible to TMA
+        named_barrier(1 + wg, 128);
+        if (leader) {
+            tma_store_2d(map_c, box, n0 + 64 * c, m0 + 64 * wg);
+            bulk_commit();
+        }
     }
 }
 
@@ -82,39 +70,6 @@ struct StoreEpilogue {
                                                int wg, Owned owned) {
         if (via_tma) tma_store_rows(ring, map_c, acc, m0, n0, wg, alpha, boxes, owned);
         else half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned);
-    }
-
-    // DEFER (rungs 34-35): the tile's results, rounded, wait in registers (half the accumulators'
-    // count) while the next tile's main loop starts; a box is staged after each of its first K tiles'
-    // wgmmas are issued, so the stores run beside the tensor cores instead of between tiles.
-    unsigned held[kHalfAcc / 2];
-    int held_m0 = 0, held_n0 = 0, pending = 0;  // boxes BN/64 - pending .. BN/64 - 1 are still to stage
-
-    // After a tile's main loop: hold it where it goes through TMA, else store it now.
-    __device__ __forceinline__ void hold(const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0, int wg) {
-        if (!via_tma) {
-            half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta);
-            return;
-        }
-#pragma unroll
-        for (int w = 0; w < kHalfAcc / 2; ++w) held[w] = pack2(alpha * acc[2 * w], alpha * acc[2 * w + 1]);
-        held_m0 = m0;
-        held_n0 = n0;
-        pending = BN / 64;
-    }
-    // The held tile's next box, if any (unrolled: registers are indexed at compile time).
-    __device__ __forceinline__ void stage_next(const HalfRing& ring, int wg) {
-        const int next = BN / 64 - pending;
-#pragma unroll
-        for (int c = 0; c < BN / 64; ++c)
-            if (c == next)
-                tma_store_box(ring, map_c, wg, boxes, held_n0 + 64 * c, held_m0 + 64 * wg,
-                              [&](unsigned box) { stage_words(box, c, [&](int w) { return held[w]; }); });
-        if (pending > 0) --pending;
-    }
-    __device__ __forceinline__ void drain(const HalfRing& ring, int wg) {
-#pragma unroll
-        for (int c = 0; c < BN / 64; ++c) stage_next(ring, wg);
     }
     __device__ __forceinline__ void finish() const {
         if (threadIdx.x % 128 == 0) bulk_wait_all();  // C is written before the block ends

@@ -118,9 +118,9 @@ __device__ __forceinline__ unsigned long long half_desc_b(const HalfRing& ring, 
 // 64 rows of A @ B. `it` counts the K tiles this block has consumed;
 // `release(s)`, called by every lane of each warp, frees slot s once the
 // warp's wgmmas on it have retired (one arrival per warp, by its lane 0).
-template <typename Release, typename Overlap>
+template <typename Release>
 __device__ __forceinline__ void half_consume(const HalfRing& ring, float (&acc)[kHalfAcc], int k_tiles, int& it,
-                                             int wg, Release release, Overlap overlap) {
+                                             int wg, Release release) {
 #pragma unroll 1
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
         const int s = it % STAGES;
@@ -131,18 +131,12 @@ __device__ __forceinline__ void half_consume(const HalfRing& ring, float (&acc)[
         for (int ks = 0; ks < kHalfBK / 16; ++ks)
             wgmma_half_ss<BN>(acc, half_desc_a(ring, s, wg, ks), half_desc_b(ring, s, ks), kt > 0 || ks > 0);
         wgmma_commit();
-        overlap(kt);  // work for the other units while this K tile's wgmmas run
         wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
         if (kt > 0) release((it - 1) % STAGES);
     }
     wgmma_wait<0>();
     __syncwarp();
     release((it - 1) % STAGES);  // the tile's last K tile
-}
-template <typename Release>
-__device__ __forceinline__ void half_consume(const HalfRing& ring, float (&acc)[kHalfAcc], int k_tiles, int& it,
-                                             int wg, Release release) {
-    half_consume(ring, acc, k_tiles, it, wg, release, [](int) {});
 }
 
 // A consumer warpgroup's 64 rows of the C tile at (m0, n0) through the

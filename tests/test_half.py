@@ -125,8 +125,8 @@ def test_the_ladder_has_both_types_of_each_rung():
     rungs = {s.id: s for s in GPU_LADDER if s.precision in ("bf16", "fp16") and not s.is_baseline}
     assert {i: rungs[i].precision for i in rungs} == {20: "bf16", 21: "fp16", 22: "bf16", 23: "fp16", 24: "bf16",
                                                       25: "fp16", 26: "bf16", 27: "fp16", 30: "bf16", 31: "fp16",
-                                                      32: "bf16", 33: "fp16", 34: "bf16", 35: "fp16"}
-    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27), (30, 31), (32, 33), (34, 35)):
+                                                      32: "bf16", 33: "fp16"}
+    for even, odd in ((20, 21), (22, 23), (24, 25), (26, 27), (30, 31), (32, 33)):
         assert rungs[even].source == rungs[odd].source
         assert rungs[even].params["BF16"] == 1 and rungs[odd].params["BF16"] == 0
     assert get_spec("gpu", 22).driver == "tma16" and get_spec("gpu", 22).arch_specific
@@ -199,25 +199,6 @@ def test_the_one_load_rung_is_rung_30_with_b3d_where_n_allows_it():
         assert p["B3D"] == 0 and "is not a multiple of 64" in spec.explain(*shape, 132, p)
     assert spec.invalid_reason({**spec.params, "B3D": 2}) == "B3D must be 0 or 1"
     assert spec.source == "32_half_b_one_load.cu" and "B3D" in spec.search_space
-
-
-def test_the_overlapped_epilogue_rung_is_rung_32_deferring_where_blocks_take_several_tiles():
-    spec, rung32 = get_spec("gpu", 34), get_spec("gpu", 32)
-    # more C tiles than SMs: a persistent block takes several, so each tile's epilogue waits for the next
-    for shape in ((4096, 4096, 4096), (3072, 3072, 3072), (8192, 8192, 1024), (4096, 4096, 1000)):
-        p = spec.params_for(*shape, 132)
-        assert p.pop("DEFER") == 1 and p == rung32.params_for(*shape, 132)
-        assert "during the next tile's first K tiles" in spec.explain(*shape, 132, spec.params_for(*shape, 132))
-    # one tile a block (one wave, or the K split in pairs): rung 32's epilogue
-    for shape in ((1024, 1024, 1024), (2048, 2048, 2048), (300, 320, 4097), (7, 13, 5)):
-        p = spec.params_for(*shape, 132)
-        assert p["DEFER"] == 0 and "a block has one tile" in spec.explain(*shape, 132, p)
-    assert spec.params_for(4096, 4096, 4096, 512)["DEFER"] == 0  # 512 tiles on 512 SMs: one each
-    assert spec.invalid_reason({**spec.params, "DEFER": 2}) == "DEFER must be 0 or 1"
-    assert spec.invalid_reason({**spec.params, "DEFER": 1}) is None
-    pair = spec.params_for(300, 320, 4097, 132)
-    assert "KSPLIT 1" in spec.invalid_reason({**pair, "DEFER": 1})
-    assert spec.source == "34_half_overlap_epilogue.cu" and spec.search_space["DEFER"] == [0, 1]
 
 
 @pytest.mark.parametrize("params, chunks", [

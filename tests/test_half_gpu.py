@@ -79,24 +79,6 @@ def test_one_load_b_matches_fp64_reference(gpu, load_problem, rung, path, shape)
     assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
-# Rung 34/35's deferred epilogue in each cluster path, at shapes with more C tiles than blocks (so a block
-# holds a tile while it starts the next): K shorter than a tile's boxes (the rest staged after the loop),
-# N not a multiple of 64 (2-D loads of B), N not a multiple of 8 (no TMA store: each tile stored as it ends),
-# ragged edges, both passes (beta != 0 stores directly).
-@pytest.mark.parametrize("rung", [34, 35])
-@pytest.mark.parametrize("path", ["one", "multicast-3d", "multicast-2d"])
-@pytest.mark.parametrize("shape", [Shape(6001, 2048, 65), Shape(4097, 1000, 511), Shape(6001, 1003, 129)], ids=str)
-def test_deferred_epilogue_matches_fp64_reference(gpu, load_problem, rung, path, shape):
-    from gemmbench.rungs import get_spec
-    spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the deferred epilogue is the sm_90a path")
-    problem, passes = load_problem(gpu, shape, seed=31, elements=(spec.precision,))
-    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **B3D_PATHS[path], "DEFER": 1}
-    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
-    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
-
-
 def test_one_load_b_is_refused_where_n_is_not_a_multiple_of_64(gpu):
     from gemmbench.backend import SkipKernel
     from gemmbench.rungs import get_spec

@@ -1,12 +1,12 @@
 """The 16-bit ladder (BF16 and FP16): the cuBLAS rows it is compared with
-and one record per rung and element type (sources ``cuda_src/2x_half_*.cu``, ``30_half_split_k.cu``,
-``32_half_b_one_load.cu`` and ``34_half_overlap_epilogue.cu``, built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
+and one record per rung and element type (sources ``cuda_src/2x_half_*.cu``, ``30_half_split_k.cu`` and
+``32_half_b_one_load.cu``, built for bfloat16 with ``BF16=1`` and for half with ``BF16=0``).
 
 A rung id names one idea in one type, so each source has two ids: even for
 BF16, odd for FP16 (20/21: mma.sync, 22/23: wgmma + TMA, warp-specialized,
 24/25: 22/23 in clusters sharing B by TMA multicast, 26/27: 24/25 with a
 TMA-store epilogue, 30/31: 26/27 with schedules for shapes of few tiles, 32/33: 30/31 with each K
-tile of B in one TMA load, 34/35: 32/33 with each tile's epilogue during the next tile's main loop).
+tile of B in one TMA load).
 """
 
 from __future__ import annotations
@@ -237,51 +237,22 @@ def _b3d_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     return f"{_split_explain(M, N, K, sm_count, p)}; {loads}"
 
 
-# --- rung 34/35: rung 32 with each tile's epilogue during the next tile's main loop (DEFER) ------
-def _check_defer(p: Params) -> str | None:
-    if p["DEFER"] not in (0, 1):
-        return "DEFER must be 0 or 1"
-    if p["DEFER"] and p.get("KSPLIT", 1) != 1:
-        return "DEFER 1 overlaps a tile's epilogue with the next tile: KSPLIT 1 (a pair computes one tile)"
-    return None
-
-
-def _defer_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
-    """Rung 32's schedule; where its persistent blocks take more than one C tile each, the epilogue
-    deferred into the next tile (with one tile a block, holding it first was slower: 1024^3 6.99 against
-    6.70 us on the H200)."""
-    chosen = _b3d_select(M, N, K, sm_count, rest)
-    many = (chosen["PERSISTENT"] and chosen.get("KSPLIT", 1) == 1
-            and _ws_grid(M, N, K, chosen)[0] > sm_count)
-    return {**chosen, "DEFER": int(bool(many))}
-
-
-def _defer_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
-    how = ("each tile's results staged for TMA during the next tile's first K tiles" if p.get("DEFER")
-           else "results staged between tiles (a block has one tile)")
-    return f"{_b3d_explain(M, N, K, sm_count, p)}; {how}"
-
-
 def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
                smem=_ws_smem, driver: str = "tma16", split: bool = False, b3d: bool = False,
-               defer: bool = False, **extra) -> KernelSpec:
-    """A wgmma + TMA rung (22-35); ``cluster``: blocks per cluster sharing B (0: no clusters); ``split``:
-    K split across a cluster's two blocks where the shape has few tiles (KSPLIT, rungs 30-35); ``b3d``: each
-    K tile of B in one TMA load where N allows it (B3D, rungs 32-35); ``defer``: a tile's epilogue during the
-    next tile's main loop where blocks take several tiles (DEFER, rungs 34-35)."""
+               **extra) -> KernelSpec:
+    """A wgmma + TMA rung (22-33); ``cluster``: blocks per cluster sharing B (0: no clusters); ``split``:
+    K split across a cluster's two blocks where the shape has few tiles (KSPLIT, rungs 30-33); ``b3d``: each
+    K tile of B in one TMA load where N allows it (B3D, rungs 32-33)."""
     rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}),
-            **({"KSPLIT": 1} if split else {}), **({"B3D": 1} if b3d else {}), **({"DEFER": 1} if defer else {}),
-            "BF16": bf16}
+            **({"KSPLIT": 1} if split else {}), **({"B3D": 1} if b3d else {}), "BF16": bf16}
     space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
              "PERSISTENT": [0, 1], **({"CLUSTER": [1, 2, 4] if split else [2, 4]} if cluster else {}),
-             **({"KSPLIT": [1, 2]} if split else {}), **({"B3D": [0, 1]} if b3d else {}),
-             **({"DEFER": [0, 1]} if defer else {})}
+             **({"KSPLIT": [1, 2]} if split else {}), **({"B3D": [0, 1]} if b3d else {})}
     base_check = _check_split if split else _check_cluster if cluster else _check_ws
 
     def check(p: Params) -> str | None:
-        return (base_check(p, smem) or (_check_b3d(p) if b3d else None)
-                or (_check_defer(p) if defer else None))
-    select = _defer_select if defer else _b3d_select if b3d else _split_select if split else _ws_select
+        return base_check(p, smem) or (_check_b3d(p) if b3d else None)
+    select = _b3d_select if b3d else _split_select if split else _ws_select
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
         check=check,
@@ -290,8 +261,7 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
            if smem in (_store_smem, _split_smem) else "")
         + ("; KSPLIT 2: CLUSTER 2, BN 128, PERSISTENT 0, and 2 x BM x BN x 2 bytes more smem (the partial sums "
            "sent and received)" if split else "")
-        + ("; B3D 1 (B's boxes in one load) needs N a multiple of 64" if b3d else "")
-        + ("; DEFER 1 (the epilogue during the next tile) needs KSPLIT 1" if defer else ""),
+        + ("; B3D 1 (B's boxes in one load) needs N a multiple of 64" if b3d else ""),
         block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_split_grid if split else _ws_grid, smem=smem,
         driver=driver, select=lambda M, N, K, sms: select(M, N, K, sms, rest),
         arch_specific=True, precision=precision, min_cc=(8, 0),
@@ -329,12 +299,5 @@ HALF_RUNGS: tuple[KernelSpec, ...] = (
                  "issues one by one, where N is a multiple of 64 (mma.sync off Hopper)",
                  "32_half_b_one_load.cu", name, bf16, cluster=2, smem=_split_smem, driver="tma16_store", split=True,
                  b3d=True, explain=_b3d_explain)
-      for name, label, bf16 in _TYPES),
-    *(_ws_record(34 + (1 - bf16), f"{label} overlapped epilogue", "rung 32 where persistent blocks take several "
-                 "C tiles: a consumer warpgroup holds its tile's rounded results in registers and stages them for "
-                 "TMA box by box during the next tile's first K tiles, so the stores run beside the tensor cores "
-                 "(mma.sync off Hopper)",
-                 "34_half_overlap_epilogue.cu", name, bf16, cluster=2, smem=_split_smem, driver="tma16_store",
-                 split=True, b3d=True, defer=True, explain=_defer_explain)
       for name, label, bf16 in _TYPES),
 )
