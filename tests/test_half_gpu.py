@@ -56,11 +56,13 @@ def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, shape):
 
 
 # Rung 32/33's one-load B in each of the kernel's paths: clusters of one (every box in one load), multicast with
-# two boxes per block (one 3-D multicast load) and with one (2-D), and the K split in pairs; N a multiple of 64
+# two boxes per block (one 3-D multicast load) and with one (2-D, also with 192-row tiles: three consumer
+# warpgroups), and the K split in pairs; N a multiple of 64
 # with partial tiles whose last chunks lie past N (TMA reads them as zeros), odd M and K, both passes.
 B3D_PATHS = {"one": {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 1, "PERSISTENT": 1},
              "multicast-3d": {"BM": 128, "BN": 256, "STAGES": 4, "CLUSTER": 2, "KSPLIT": 1, "PERSISTENT": 1},
              "multicast-2d": {"BM": 64, "BN": 256, "STAGES": 4, "CLUSTER": 4, "KSPLIT": 1, "PERSISTENT": 1},
+             "three-warpgroups": {"BM": 192, "BN": 128, "STAGES": 4, "CLUSTER": 2, "KSPLIT": 1, "PERSISTENT": 1},
              "pairs": PAIR}
 
 
