@@ -145,17 +145,21 @@ def test_the_tma_store_rung_fits_its_staged_boxes_in_shared_memory():
 
 
 @pytest.mark.parametrize("rung, shape, tile", [
-    (32, (4096, 4096, 4096), (128, 256)),   # 512 tiles: whole waves of the largest tile
-    (32, (2048, 2048, 2048), (128, 256)),   # 128 tiles: one wave
-    (32, (3072, 3072, 3072), (192, 128)),   # 288 tiles of 128 x 256 are 2.2 waves; 384 of 192 x 128 are 2.9
-    (32, (1536, 1536, 1536), (192, 128)),   # 72 tiles (55% of the SMs) against 96
-    (32, (2048, 3072, 1024), (128, 256)),   # 11 tile rows of 192 are 12 in pairs: 288 tiles, a third wave
-    (22, (2048, 3072, 1024), (192, 128)),   # no clusters: 264 tiles, two waves
-    (32, (128, 14336, 4096), (128, 256)),   # in pairs both tiles compute a second, empty tile row
-    (32, (1024, 1024, 1024), (64, 128))])   # one wave of small tiles
+    (32, (4096, 4096, 4096), (128, 256, 2)),   # 512 tiles: whole waves of the largest tile
+    (32, (2048, 2048, 2048), (128, 256, 2)),   # 128 tiles: one wave
+    (32, (3072, 3072, 3072), (192, 128, 2)),   # 288 tiles of 128 x 256 are 2.2 waves; 384 of 192 x 128 are 2.9
+    (32, (1536, 1536, 1536), (192, 128, 2)),   # 72 tiles (55% of the SMs) against 96
+    (32, (2048, 3072, 1024), (128, 256, 2)),   # 11 tile rows of 192 are 12 in pairs: 288 tiles, a third wave
+    (22, (2048, 3072, 1024), (192, 128, None)),  # no clusters: 264 tiles, two waves
+    (26, (128, 14336, 4096), (128, 256, 2)),   # in pairs both tiles compute a second, empty tile row
+    (32, (128, 14336, 4096), (128, 128, 1)),   # one tile row: no clusters (rungs 30-33)
+    (32, (1024, 1024, 1024), (64, 128, 1))])   # one wave of small tiles, no clusters
 def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung, shape, tile):
-    p = get_spec("gpu", rung).params_for(*shape, 132)
-    assert (p["BM"], p["BN"]) == tile and get_spec("gpu", rung).invalid_reason(p) is None
+    spec = get_spec("gpu", rung)
+    p = spec.params_for(*shape, 132)
+    assert (p["BM"], p["BN"], p.get("CLUSTER")) == tile and spec.invalid_reason(p) is None
+    if rung >= 30 and p["CLUSTER"] == 1 and shape[0] <= p["BM"]:
+        assert "no clusters: one row of" in spec.explain(*shape, 132, p)
 
 
 def test_the_few_tile_rung_picks_its_schedule_per_shape():

@@ -188,9 +188,14 @@ _SPLIT_MIN_K_TILES = 32
 def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """Rung 26's choice; where that is one wave of 64 x 128 tiles, K split in pairs of 128 x 128 tiles
     when K is long, M more than 64 rows (else half of each pair's rows are empty: 16 x 8192 x 8192 51%
-    against 70% of cuBLAS) and the pairs fit in one wave; else the same tiles without clusters."""
+    against 70% of cuBLAS) and the pairs fit in one wave; else the same tiles without clusters. Where
+    the tiles chosen without clusters are one row of them, no clusters either (H200, BF16, rung 32 at
+    128 x 14336 x 4096: 128 x 128 tiles alone 92.0% of cuBLAS, 128 x 256 in pairs 73.1%)."""
     chosen = _ws_select(M, N, K, sm_count, rest)
     if chosen["BM"] * chosen["BN"] != 64 * 128 or ceil_div(M, 64) * ceil_div(N, 128) > sm_count:
+        alone = _ws_select(M, N, K, sm_count, {**rest, "CLUSTER": 1})
+        if ceil_div(M, alone["BM"]) == 1:  # one row of tiles: a cluster's second block would only compute past M
+            return alone
         return chosen
     if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and 2 * ceil_div(M, 128) * ceil_div(N, 128) <= sm_count:
         return {**chosen, **_SPLIT_TILE}
@@ -205,6 +210,8 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         return (f"{tile}, K split in pairs: a cluster of two blocks per tile, each over half of the "
                 f"{ceil_div(K, 64)} K tiles, summed in distributed shared memory ({2 * tiles} blocks for "
                 f"{sm_count} SMs)")
+    if p.get("CLUSTER", 2) == 1 and ceil_div(M, p["BM"]) == 1:
+        return f"{tile}, no clusters: one row of {tiles} tiles, where a pair's second block would only compute past M"
     if p.get("CLUSTER", 2) == 1:
         return f"{tile}, no clusters: {tiles} tiles are one wave on {sm_count} SMs, where multicast only couples blocks"
     waves = ceil_div(tiles, sm_count)
