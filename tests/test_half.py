@@ -151,7 +151,7 @@ def test_the_tma_store_rung_fits_its_staged_boxes_in_shared_memory():
     (32, (1536, 1536, 1536), (192, 128, 2)),   # 72 tiles (55% of the SMs) against 96
     (32, (2048, 3072, 1024), (128, 256, 2)),   # 11 tile rows of 192 are 12 in pairs: 288 tiles, a third wave
     (22, (2048, 3072, 1024), (192, 128, None)),  # no clusters: 264 tiles, two waves
-    (26, (128, 14336, 4096), (128, 256, 2)),   # in pairs both tiles compute a second, empty tile row
+    (26, (128, 14336, 4096), (128, 256, 2)),   # rung 26 keeps its pairs: each pair's second tile row lies past M
     (32, (128, 14336, 4096), (128, 128, 1)),   # one tile row: no clusters (rungs 30-33)
     (32, (1024, 1024, 1024), (64, 128, 1))])   # one wave of small tiles, no clusters
 def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung, shape, tile):
