@@ -116,13 +116,11 @@ _WS_TILES = ((128, 256, 1.0, 4), (192, 128, 0.9, 4), (128, 128, 0.75, 4), (64, 1
 
 def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """The tile with the least estimated time: its waves (a persistent block takes tile after
-    tile, so the busiest SM's count of tiles, rounded up) times its tile's work over its rate. In
-    clusters the tile rows come in whole groups of CLUSTER, those past M computed too."""
-    cluster = rest.get("CLUSTER", 1)
-
+    tile, so the busiest SM's count of tiles, rounded up) times its tile's work over its rate. The
+    tiles are the grid's (_ws_grid): in clusters, whole groups of CLUSTER tile rows, those past M too."""
     def cost(tile):
         bm, bn, rate, _ = tile
-        return ceil_div(cluster * ceil_div(ceil_div(M, bm), cluster) * ceil_div(N, bn), sm_count) * bm * bn / rate
+        return ceil_div(_ws_grid(M, N, K, {**rest, "BM": bm, "BN": bn})[0], sm_count) * bm * bn / rate
     bm, bn, _, stages = min(_WS_TILES, key=cost)  # ties go to the larger tile, listed first
     return {**rest, "BM": bm, "BN": bn, "STAGES": stages}
 
