@@ -281,7 +281,7 @@ def launched_grid(grid: tuple[int, int, int], params: Params, sm_count: int) -> 
 
 def tma(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
-    grid = _cluster_grid(ctx, launched_grid(grid, ctx.params, ctx.sm_count), block, smem)
+    grid = launched_grid(grid, ctx.params, ctx.sm_count)
     M, N, K = _mnk(ctx)
     p = ctx.params
     stream, launches, C = ctx.stream, [], ctx.C
@@ -303,8 +303,7 @@ def tma(ctx: LaunchContext) -> Gemm:
                                                           a, *a_sources))
     # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes);
     # swapped, the register operand A in boxes of 32 rows x BK = 32 columns (128 bytes, the same size).
-    # In clusters (rung 36) each block loads BM / CLUSTER rows of the A box, multicast into every block.
-    a_map = tensormap.matrix_map(rows, K, p["BM"] // p.get("CLUSTER", 1), p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
+    a_map = tensormap.matrix_map(rows, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
     b_map = (tensormap.matrix_map(M, K, 32, p["BK"], swizzle=128, pitch=b_pitch) if swap
              else tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch))
     formats = "T" * (len(a_sources) + 1) + "iiiffP"  # the maps, then M, N, K, alpha, beta, C
@@ -338,26 +337,20 @@ def tma(ctx: LaunchContext) -> Gemm:
     return gemm
 
 
-def _cluster_grid(ctx: LaunchContext, grid: tuple, block: tuple, smem: int) -> tuple:
-    """With CLUSTER (blocks per cluster, set by the kernel's __cluster_dims__): whole clusters, and for a
-    persistent grid no more than are resident at once; else ``grid``."""
-    cluster = ctx.params.get("CLUSTER", 1)
-    if cluster == 1:
-        return grid
-    fit = grid[0] // cluster
-    if ctx.params.get("PERSISTENT") and ctx.max_clusters is not None:
-        try:
-            fit = min(fit, ctx.max_clusters("sgemm", cluster, block[0], smem))
-        except tensormap.TensorMapError as exc:
-            raise SkipKernel(str(exc)) from None
-    if fit < 1:
-        raise SkipKernel(f"no cluster of {cluster} blocks of {block[0]} threads and {smem} bytes fits")
-    return (fit * cluster, 1, 1)
-
-
 def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     grid, block, smem = ctx.geometry()
-    grid = _cluster_grid(ctx, launched_grid(grid, ctx.params, ctx.sm_count), block, smem)
+    grid = launched_grid(grid, ctx.params, ctx.sm_count)
+    cluster = ctx.params.get("CLUSTER", 1)
+    if cluster > 1:  # whole clusters, and for a persistent grid no more than are resident at once
+        fit = grid[0] // cluster
+        if ctx.params.get("PERSISTENT") and ctx.max_clusters is not None:
+            try:
+                fit = min(fit, ctx.max_clusters("sgemm", cluster, block[0], smem))
+            except tensormap.TensorMapError as exc:
+                raise SkipKernel(str(exc)) from None
+        if fit < 1:
+            raise SkipKernel(f"no cluster of {cluster} blocks of {block[0]} threads and {smem} bytes fits")
+        grid = (fit * cluster, 1, 1)
     M, N, K = _mnk(ctx)
     element = precision_class(ctx.spec.precision).inputs
     launches = []

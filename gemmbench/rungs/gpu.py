@@ -287,36 +287,6 @@ R18_CHOICE = tma_choice.per_shape("18_3xtf32_tma_ws.cu", "3xtf32_tma_ws_h200.jso
                                   splits_a=True, by_k=R18_FLUSH)
 
 
-def _multicast_grid(M: int, N: int, K: int, p: Params) -> Dim3:
-    """Rung 36: one unit per pair of C tiles side by side along N (a cluster) and K split, CLUSTER blocks each."""
-    cluster = p.get("CLUSTER", 1)
-    return (cluster * ceil_div(M, p["BM"]) * ceil_div(ceil_div(N, p["BN"]), cluster) * p.get("SPLITS", 1), 1, 1)
-
-
-def _check_36(p: Params) -> str | None:
-    if p.get("CLUSTER", 1) not in (1, 2):
-        return "CLUSTER must be 1 or 2 blocks"
-    if p["BM"] % (8 * p.get("CLUSTER", 1)):
-        return "BM / CLUSTER must be a multiple of 8 (each block's part of the A box is whole swizzle atoms)"
-    return _check_17(p)
-
-
-def _select_36(M: int, N: int, K: int, sm_count: int) -> Params:
-    """Rung 17's choice (its table, else its rule) in pairs along N; one column of tiles: no clusters,
-    where a pair's second block would only compute columns past N."""
-    p = R17_CHOICE.select(M, N, K, sm_count)
-    return {**p, "CLUSTER": 1 if ceil_div(N, p["BN"]) == 1 else 2}
-
-
-def _explain_36(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
-    why = R17_CHOICE.explain(M, N, K, sm_count, {k: v for k, v in p.items() if k != "CLUSTER"})
-    if p.get("GEMV") or p.get("SMALL"):
-        return why
-    if p.get("CLUSTER", 1) == 1:
-        return f"rung 17's choice, no clusters (one column of tiles): {why}"
-    return f"rung 17's choice in pairs along N sharing A by multicast: {why}"
-
-
 def _split_k_build(p: Params) -> Params:
     """Rung 18 compiles its split loop only into builds that split (SPLIT_K = 1); SWAP_AB is its own define."""
     return {"SPLIT_K": int(p.get("SPLITS", 1) > 1)}
@@ -463,21 +433,6 @@ GPU_LADDER: tuple[KernelSpec, ...] = tuple(sorted((
                                            "presplit_a", True,
                                            {"TC_BM": 128, "TC_BN": 128, "TC_BK": 16, "TC_WM": 64, "TC_WN": 32,
                                             "TC_STAGES": 2, "TC_GROUP": 8, "TC_FLUSH": 1})),
-    KernelSpec(36, "TF32 TMA multicast", "gpu", "rung 17 in clusters of two blocks side by side along N that share "
-                                                "A: each loads half of the A box, multicast into both",
-               source="36_tf32_tma_multicast.cu",
-               params={**dict(R17_CHOICE.rest), "BM": 256, "BN": 128, "SPLITS": 1, "CLUSTER": 2},
-               search_space={"BM": [16, 32, 64, 128, 256], "BN": [64, 128], "BK": [16, 32],
-                             "STAGES": [3, 4, 6, 8], "GROUP_M": [4, 8, 16], "CLUSTER": [1, 2]},
-               check=_check_36,
-               constraints=_TMA_CONSTRAINTS + "; as rung 17; CLUSTER 1 or 2 blocks side by side along N (BM / "
-                                              "CLUSTER a multiple of 8)",
-               block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_multicast_grid, smem=_tma_smem,
-               driver="tma", runtime_params=tma_choice.RUNTIME,
-               select=_select_36, explain=_explain_36,
-               arch_specific=True, precision="tf32", min_cc=(8, 0),
-               fallback=_mma_sync_fallback(36, "TF32 TMA multicast", "36_tf32_tma_multicast.cu", "tf32", "single",
-                                           False, dict(_TC_TF32_FALLBACK))),
     KernelSpec(19, "k-major A", "gpu", "rung 12 with A transposed once per call by a pre-pass, so both tiles are k-major and a k-slice's "
                                      "fragments take TM+TN registers instead of 4*TM+TN; 128x128 or 64x128 tiles per shape",
                source="19_kmajor_a.cu", params=dict(multistage.R19_DEFAULT),
