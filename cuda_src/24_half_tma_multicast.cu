@@ -41,7 +41,7 @@
 #include "cluster.cuh"
 #include "half_cluster.cuh"
 
-extern "C" __global__ void __cluster_dims__(kClusterBlocks, 1, 1) __launch_bounds__(kHalfBlock, 1)
+extern "C" __global__ void CLUSTER_LAUNCH __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
       float alpha, float beta, elem16* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem[];

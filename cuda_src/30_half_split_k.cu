@@ -34,7 +34,7 @@ static_assert(CLUSTER == 2, "K splits in pairs: clusters of two blocks");
 #include "half_cluster.cuh"
 #endif
 
-extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(kHalfBlock, 1)
+extern "C" __global__ void CLUSTER_LAUNCH __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b,
       const __grid_constant__ TensorMap map_c, int M, int N, int K, float alpha, float beta, elem16* __restrict__ C,
       int store_c) {
