@@ -133,3 +133,22 @@ def test_every_kernel_the_driver_launches_is_in_the_rungs_source(spec):
                              expand_source(spec)))
     assert needed <= defined, f"{spec.driver} launches {sorted(needed - defined)}, not in {spec.source}"
 
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
+@pytest.mark.parametrize("cluster", [1, 2])
+@pytest.mark.parametrize("rung", [24, 26, 30, 32])
+def test_only_a_cluster_of_several_blocks_is_launched_as_a_cluster(rung, cluster, tmp_path):
+    """With CLUSTER > 1 the kernel declares its cluster shape (in the PTX: .reqnctapercluster); a cluster
+    of one declares none, since a cluster launch costs time (H200: 0.25-0.3 us a call at 1024^3)."""
+    spec = get_spec("gpu", rung).for_device((9, 0))
+    params = {**spec.params, "CLUSTER": cluster}
+    assert spec.invalid_reason(params) is None
+    src, ptx = tmp_path / "kernel.cu", tmp_path / "kernel.ptx"
+    src.write_text(expand_source(spec))
+    done = subprocess.run([NVCC, "-ptx", "-arch", "compute_90a", *nvcc_options(spec, params), "-o", str(ptx),
+                           str(src)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    declared = re.search(r"\.reqnctapercluster\s+(\d+)\s*,\s*1\s*,\s*1", ptx.read_text())
+    assert (int(declared.group(1)) if declared else 1) == cluster
+    assert (declared is None) == (cluster == 1)
