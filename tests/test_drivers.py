@@ -133,6 +133,33 @@ def test_any_shape_pads_unaligned_rows_of_a_and_b_and_stores_c_in_place_unsplit(
     assert calls[2][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 0, 61)
 
 
+def test_any_shape_pads_a_and_b_in_one_launch_where_the_helper_files_load():
+    """Both copies in one grid (cuda_src/pad_pair.cu): blocks with y = 0 copy A, y = 1 copy B."""
+    spec = dataclasses.replace(SPEC, driver="any_shape", smem=lambda p: 64 * 1024)
+    ctx, calls, allocated = context(spec, {"BM": 64, "BK": 16, "SPLITS": 1, "PACK": 1, "VECTOR": 0, "KMAJOR_A": 0},
+                                    Shape(100, 61, 50))
+    helpers = []
+
+    def helper(source, entry):
+        helpers.append((source, entry))
+        return FakeFunction(entry, calls)
+    drivers.build(dataclasses.replace(ctx, helper=helper))(0.5, 2.0)
+    assert helpers == [("pad_pair.cu", "copy_rows_pair")]
+    assert allocated == [100 * 52, 50 * 64]
+    assert [c[0] for c in calls] == ["copy_rows_pair", "sgemm"]
+    assert calls[0][1] == (ceil_div(100 * 50, 1024), 2, 1)  # a thread per 4 floats of the larger copy (A)
+    assert calls[0][3] == (100, 50, "A", 52, 1001, 50, 61, "B", 64, 1002)
+    assert calls[1][3] == (100, 61, 50, 0.5, 1001, 52, 1002, 64, 2.0, "C", 0, 61)
+
+
+def test_any_shape_pads_one_operand_with_copy_rows_even_with_the_helper_files():
+    spec = dataclasses.replace(SPEC, driver="any_shape", smem=lambda p: 64 * 1024)
+    ctx, calls, allocated = context(spec, {"BM": 64, "BK": 16, "SPLITS": 1, "PACK": 1, "VECTOR": 0, "KMAJOR_A": 0},
+                                    Shape(100, 61, 52))  # K = 52: A's rows are 16-byte multiples
+    drivers.build(dataclasses.replace(ctx, helper=lambda source, entry: pytest.fail("a helper was loaded")))(1, 0)
+    assert [c[0] for c in calls] == ["copy_rows", "sgemm"] and allocated == [52 * 64]
+
+
 def test_any_shape_split_gives_unaligned_c_padded_partials_reduced_four_floats_a_thread():
     calls, allocated = _any_shape({"KMAJOR_A": 0, "SPLITS": 2}, Shape(1000, 61, 50))
     assert allocated == [1000 * 52, 50 * 64, 2 * 1000 * 64]  # A, B, and the two splits' sums in rows of 64

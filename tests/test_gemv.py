@@ -103,9 +103,11 @@ def test_gemv_at_a_shape_that_is_no_gemv_is_refused():
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("helper_file, entries", [("gemv.cu", {"gemv_rows", "gemv_cols", "gemv_cols_wide"}),
-                                                  ("small_gemm.cu", {"small_gemm"})])
+                                                  ("small_gemm.cu", {"small_gemm"}),
+                                                  ("pad_pair.cu", {"copy_rows_pair", "copy_rows", "transpose_pad"})])
 def test_the_one_launch_helper_files_compile_without_spills(tmp_path, helper_file, entries):
-    """gemv.cu (here) and small_gemm.cu (tests/test_small.py): the helper files of rungs 17 and 18."""
+    """gemv.cu (here), small_gemm.cu (tests/test_small.py) and pad_pair.cu (tests/test_drivers.py): the helper
+    files of rungs 16-18 and 28 (pad_pair.cu includes pack.cuh, so its other two kernels come along)."""
     src = tmp_path / helper_file
     src.write_text(expand_file(helper_file))
     cmd = build_command(NVCC, (*BASE_OPTIONS, "-Xptxas", "-warn-spills"), "sm_80", None, str(src),
@@ -114,5 +116,6 @@ def test_the_one_launch_helper_files_compile_without_spills(tmp_path, helper_fil
     out = subprocess.run(cmd, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "spill" not in out.stderr
-    kernels = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\(', src.read_text()))
+    code = re.sub(r"//[^\n]*", "", src.read_text())  # not the contract quoted in common.cuh's comments
+    kernels = set(re.findall(r'extern "C" __global__ void(?: __launch_bounds__\([^)]*\))?\s+(\w+)\(', code))
     assert kernels == entries

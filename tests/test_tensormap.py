@@ -3,6 +3,7 @@ block is packed, and which operands need a padded copy. The parameter
 offsets are checked against nvcc's own record of them (the cubin's
 EIATTR_KPARAM_INFO), so no GPU is needed; GPU tests below check the driver."""
 
+import dataclasses
 import shutil
 import struct
 import subprocess
@@ -206,6 +207,16 @@ def test_tma_driver_copies_operands_whose_rows_tma_cannot_take(monkeypatch):
     assert (m_a.cols, m_a.pitch, addr_a) == (5, 8, 0x200000) and (m_b.cols, m_b.pitch, addr_b) == (7, 8, 0x300000)
     assert [c[0] for c in calls] == ["copy_rows", "copy_rows", "sgemm"]  # every call pays for its copies
     assert calls[0][3] == (10, 5, 0x1000, 8, 0x200000) and calls[1][3] == (5, 7, 0x2000, 8, 0x300000)
+
+
+def test_tma_driver_copies_both_operands_in_one_launch_where_the_helper_files_load(monkeypatch):
+    ctx, calls, allocated, encoded = tma_context(Shape(10, 7, 5), monkeypatch)
+    ctx = dataclasses.replace(ctx, helper=lambda source, entry: FakeFunction(entry, calls))
+    drivers.build(ctx)(1.0, 0.0)
+    assert allocated == [10 * 8, 5 * 8]
+    assert [address for _, address in encoded] == [0x200000, 0x300000]
+    assert [c[0] for c in calls] == ["copy_rows_pair", "sgemm"]  # every call pays for its copies, in one launch
+    assert calls[0][2][1:] == (2, 1) and calls[0][3] == (10, 5, 0x1000, 8, 0x200000, 5, 7, 0x2000, 8, 0x300000)
 
 
 def test_3xtf32_tma_driver_splits_a_and_passes_both_halves(monkeypatch):

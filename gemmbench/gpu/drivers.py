@@ -226,9 +226,12 @@ def any_shape(ctx: LaunchContext) -> Gemm:
     launches: list = []
     if done.transpose_a:
         a, lda = _transposed_a(ctx, launches)
+        b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if done.pad_b else (ctx.B, N)
+    elif done.pad_a and done.pad_b:
+        (a, lda), (b, ldb) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N))
     else:
         a, lda = _padded_operand(ctx, ctx.A, M, K, launches) if done.pad_a else (ctx.A, K)
-    b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if done.pad_b else (ctx.B, N)
+        b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if done.pad_b else (ctx.B, N)
     ldp = tensormap.pitch_for_tma(N, 4) if done.pad_c else N
     partials = ctx.workspace(splits * M * ldp) if done.reduce else 0
     reduce = ctx.kernel("reduce_splits", "iiiifPfP") if done.reduce else None
@@ -291,8 +294,7 @@ def tma(ctx: LaunchContext) -> Gemm:
         b, b_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
         rows, cols = N, M  # the swapped problem's C
     else:
-        a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches)
-        b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches)
+        (a, a_pitch), (b, b_pitch) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N))
         rows, cols = M, N
     a_sources = [a]
     if ctx.spec.precision == "3xtf32":  # A (or B^T) = big + small, split once per call, both loaded by TMA
@@ -380,6 +382,27 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
         tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
     return gemm
+
+
+PAD_PAIR_SOURCE = "pad_pair.cu"  # the helper file of copy_rows_pair
+
+
+def _padded_operands(ctx: LaunchContext, launches: list, a: tuple, b: tuple) -> list[tuple[object, int]]:
+    """``_padded_operand`` of A and of B, each given as (matrix, rows, cols); where both need a copy, one
+    launch of copy_rows_pair (cuda_src/pad_pair.cu) makes the two: the copies are small, so a second launch
+    costs more than their bytes."""
+    need = [tensormap.pitch_for_tma(cols) != cols for _, _, cols in (a, b)]
+    if not all(need) or ctx.helper is None:
+        return [_padded_operand(ctx, matrix, rows, cols, launches) for matrix, rows, cols in (a, b)]
+    pitches = [tensormap.pitch_for_tma(cols) for _, _, cols in (a, b)]
+    padded = [ctx.workspace(rows * pitch) for (_, rows, _), pitch in zip((a, b), pitches)]
+    pair = ctx.helper(PAD_PAIR_SOURCE, "copy_rows_pair")
+    pair.prepare("iiPiPiiPiP")
+    grid = (ctx.elementwise_grid(max(rows * cols for _, rows, cols in (a, b)))[0], 2, 1)  # y: 0 A, 1 B
+    args = [value for (matrix, rows, cols), pitch, dst in zip((a, b), pitches, padded)
+            for value in (rows, cols, matrix, pitch, dst)]
+    launches.append(lambda: pair.prepared_async_call(grid, ELEMENTWISE_BLOCK, ctx.stream, *args))
+    return list(zip(padded, pitches))
 
 
 def _padded_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list,
