@@ -17,7 +17,8 @@ split-K kernel and a reduction for small shapes):
                 TMA tensor maps passed by value (gemmbench.gpu.tensormap),
                 one block per SM when PERSISTENT is set; an operand whose
                 rows are not a multiple of 16 bytes is first copied into
-                padded rows by copy_rows(rows, cols, src, pitch, dst). 3xTF32
+                padded rows by copy_rows(rows, cols, src, pitch, dst), both A and B
+                by one launch of copy_rows_pair (helper file cuda_src/pad_pair.cu). 3xTF32
                 rungs first split A (split_tf32) and take
                 sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
                 A rung with SPLITS (17, 18) takes partials, splits after C and,
@@ -36,7 +37,8 @@ split-K kernel and a reduction for small shapes):
 - "any_shape":  rung 28: the pre-passes its parameters and the shape need
                 (gemmbench.rungs.any_shape.passes: transpose_pad writes At
                 as for "transpose_a", or copy_rows pads A's rows; copy_rows
-                pads B's), then sgemm(M, N, K, alpha, A or At, lda, B, ldb,
+                pads B's; both: copy_rows_pair, as for "tma"), then
+                sgemm(M, N, K, alpha, A or At, lda, B, ldb,
                 beta, C, partials, ldp) over SPLITS slices of K (grid z),
                 then, when split or when C's rows are padded (ldp > N),
                 reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
