@@ -104,10 +104,11 @@ def test_gemv_at_a_shape_that_is_no_gemv_is_refused():
 @pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("helper_file, entries", [("gemv.cu", {"gemv_rows", "gemv_cols", "gemv_cols_wide"}),
                                                   ("small_gemm.cu", {"small_gemm"}),
-                                                  ("pad_pair.cu", {"copy_rows_pair", "copy_rows", "transpose_pad"})])
+                                                  ("pad_pair.cu", {"copy_rows_pair", "copy_rows16_pair", "copy_rows",
+                                                                  "copy_rows16", "transpose_pad"})])
 def test_the_one_launch_helper_files_compile_without_spills(tmp_path, helper_file, entries):
     """gemv.cu (here), small_gemm.cu (tests/test_small.py) and pad_pair.cu (tests/test_drivers.py): the helper
-    files of rungs 16-18 and 28 (pad_pair.cu includes pack.cuh, so its other two kernels come along)."""
+    files of rungs 16-18, 22-33 and 28 (pad_pair.cu includes pack.cuh and half.cuh, whose kernels come along)."""
     src = tmp_path / helper_file
     src.write_text(expand_file(helper_file))
     cmd = build_command(NVCC, (*BASE_OPTIONS, "-Xptxas", "-warn-spills"), "sm_80", None, str(src),

@@ -304,8 +304,9 @@ class _Module:
         return _Function(name, self.calls)
 
 
-def _tma16(monkeypatch, rung, shape, clusters_that_fit=66):
-    """The tma16 driver with pycuda, the driver's map encoder and parameter query stood in for."""
+def _tma16(monkeypatch, rung, shape, clusters_that_fit=66, helpers=False):
+    """The tma16 driver with pycuda, the driver's map encoder and parameter query stood in for (with
+    ``helpers``, the helper files too)."""
     maps = []
     monkeypatch.setattr(tensormap, "encode", lambda m, address: maps.append((m, address)) or bytes(128))
     spec = get_spec("gpu", rung)
@@ -319,7 +320,8 @@ def _tma16(monkeypatch, rung, shape, clusters_that_fit=66):
         return 0x1000 * len(words)
     ctx = drivers.LaunchContext(spec, params, module, shape, 0x10, 0x20, 0x30, "stream", 132, 227 * 1024, workspace,
                                 lambda function, n: None, lambda entry, count: layout,
-                                lambda entry, cluster, threads, smem: clusters_that_fit)
+                                lambda entry, cluster, threads, smem: clusters_that_fit,
+                                (lambda source, entry: _Function(entry, module.calls)) if helpers else None)
     drivers.build(ctx)(0.5, 2.0)
     return params, maps, module.calls, words
 
@@ -340,6 +342,13 @@ def test_tma16_padding_copies_take_a_thread_per_16_byte_group(monkeypatch):
     # A: 100 x 999 elements, 8 to a group: 12,500 groups (at most), 49 blocks of 256; B: 999 x 37, 19 blocks
     assert [(c[0], c[1], c[2]) for c in calls[:2]] == [("copy_rows16", (49, 1, 1), (256, 1, 1)),
                                                       ("copy_rows16", (19, 1, 1), (256, 1, 1))]
+
+
+def test_tma16_pads_a_and_b_in_one_launch_where_the_helper_files_load(monkeypatch):
+    _, _, calls, words = _tma16(monkeypatch, 23, Shape(5, 37, 9), helpers=True)
+    assert [c[0] for c in calls] == ["copy_rows16_pair", "sgemm"]
+    assert calls[0][3] == (5, 9, 0x10, 16, 0x1000, 9, 37, 0x20, 40, 0x2000) and calls[0][1] == (1, 2, 1)
+    assert words == [5 * 16 * 2 // 4, 9 * 40 * 2 // 4]
 
 
 def test_tma16_launches_whole_resident_clusters(monkeypatch):

@@ -28,7 +28,7 @@ split-K kernel and a reduction for small shapes):
                 beta, C), A in boxes of BM rows x 64 elements and B in boxes
                 of 64 x 64, both in the 128-byte swizzle; rows that are not a
                 multiple of 8 elements are first copied into padded rows by
-                copy_rows16. With CLUSTER (blocks per cluster, set by the kernel's
+                copy_rows16 (both A and B: copy_rows16_pair). With CLUSTER (blocks per cluster, set by the kernel's
                 __cluster_dims__) the grid is whole clusters, and a persistent
                 grid no more than the GPU holds at once (gemmbench.gpu.clusters).
                 With B3D (rungs 32-33) B's map is 3-D and its box the
@@ -93,7 +93,7 @@ class LaunchContext:
     param_layout: Callable[[str, int], tensormap.ParamLayout] | None = None  # (entry, count)
     # (entry, cluster size, threads, dynamic shared bytes) -> clusters resident at once (clustered rungs)
     max_clusters: Callable[[str, int, int, int], int] | None = None
-    # (helper file in cuda_src, entry) -> its kernel, built for this GPU (the GEMV path)
+    # (helper file in cuda_src, entry) -> its kernel, built for this GPU (GEMV, small products, padding pairs)
     helper: Callable[[str, str], object] | None = None
 
     def kernel(self, name: str, arg_format: str, shared_bytes: int = 0):
@@ -358,8 +358,7 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     M, N, K = _mnk(ctx)
     element = precision_class(ctx.spec.precision).inputs
     launches = []
-    a, a_pitch = _padded_operand(ctx, ctx.A, M, K, launches, element_bytes=2)
-    b, b_pitch = _padded_operand(ctx, ctx.B, K, N, launches, element_bytes=2)
+    (a, a_pitch), (b, b_pitch) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N), element_bytes=2)
     try:
         maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
                 tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element,
@@ -389,18 +388,19 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
 PAD_PAIR_SOURCE = "pad_pair.cu"  # the helper file of copy_rows_pair
 
 
-def _padded_operands(ctx: LaunchContext, launches: list, a: tuple, b: tuple) -> list[tuple[object, int]]:
+def _padded_operands(ctx: LaunchContext, launches: list, a: tuple, b: tuple,
+                     element_bytes: int = 4) -> list[tuple[object, int]]:
     """``_padded_operand`` of A and of B, each given as (matrix, rows, cols); where both need a copy, one
-    launch of copy_rows_pair (cuda_src/pad_pair.cu) makes the two: the copies are small, so a second launch
-    costs more than their bytes."""
-    need = [tensormap.pitch_for_tma(cols) != cols for _, _, cols in (a, b)]
-    if not all(need) or ctx.helper is None:
-        return [_padded_operand(ctx, matrix, rows, cols, launches) for matrix, rows, cols in (a, b)]
-    pitches = [tensormap.pitch_for_tma(cols) for _, _, cols in (a, b)]
-    padded = [ctx.workspace(rows * pitch) for (_, rows, _), pitch in zip((a, b), pitches)]
-    pair = ctx.helper(PAD_PAIR_SOURCE, "copy_rows_pair")
+    launch of copy_rows_pair (copy_rows16_pair for 16-bit elements; cuda_src/pad_pair.cu) makes the two: the
+    copies are small, so a second launch costs more than their bytes."""
+    pitches = [tensormap.pitch_for_tma(cols, element_bytes) for _, _, cols in (a, b)]
+    if any(pitch == cols for (_, _, cols), pitch in zip((a, b), pitches)) or ctx.helper is None:
+        return [_padded_operand(ctx, matrix, rows, cols, launches, element_bytes) for matrix, rows, cols in (a, b)]
+    padded = [ctx.workspace(-(-rows * pitch * element_bytes // 4)) for (_, rows, _), pitch in zip((a, b), pitches)]
+    pair = ctx.helper(PAD_PAIR_SOURCE, "copy_rows_pair" if element_bytes == 4 else "copy_rows16_pair")
     pair.prepare("iiPiPiiPiP")
-    grid = (ctx.elementwise_grid(max(rows * cols for _, rows, cols in (a, b)))[0], 2, 1)  # y: 0 A, 1 B
+    elements = max(ceil_div(rows * cols * element_bytes, 4) for _, rows, cols in (a, b))  # as _padded_operand
+    grid = (ctx.elementwise_grid(elements)[0], 2, 1)  # y: 0 A, 1 B
     args = [value for (matrix, rows, cols), pitch, dst in zip((a, b), pitches, padded)
             for value in (rows, cols, matrix, pitch, dst)]
     launches.append(lambda: pair.prepared_async_call(grid, ELEMENTWISE_BLOCK, ctx.stream, *args))

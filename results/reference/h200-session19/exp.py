@@ -48,8 +48,8 @@ for (M, N, K) in shapes:
     preps = [("cublas", be.prepare(base, shape), base.precision)]
     import gemmbench.gpu.drivers as _D
     _orig = getattr(_D, "_padded_operands", None)
-    def _two(ctx, launches, a, b):
-        return [_D._padded_operand(ctx, m, r, c, launches) for m, r, c in (a, b)]
+    def _two(ctx, launches, a, b, element_bytes=4):
+        return [_D._padded_operand(ctx, m, r, c, launches, element_bytes) for m, r, c in (a, b)]
     for name, rung, ov in variants:
         spec = get_spec("gpu", rung)
         if _orig is not None:
