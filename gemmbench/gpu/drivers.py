@@ -28,8 +28,9 @@ split-K kernel and a reduction for small shapes):
                 beta, C), A in boxes of BM rows x 64 elements and B in boxes
                 of 64 x 64, both in the 128-byte swizzle; rows that are not a
                 multiple of 8 elements are first copied into padded rows by
-                copy_rows16 (both A and B: copy_rows16_pair). With CLUSTER (blocks per cluster, set by the kernel's
-                __cluster_dims__) the grid is whole clusters, and a persistent
+                copy_rows16 (both A and B: copy_rows16_pair). With CLUSTER
+                (blocks per cluster, set by the kernel's __cluster_dims__ where
+                CLUSTER > 1) the grid is whole clusters, and a persistent
                 grid no more than the GPU holds at once (gemmbench.gpu.clusters).
                 With B3D (rungs 32-33) B's map is 3-D and its box the
                 neighbouring 64-column boxes a block loads in one instruction
@@ -385,7 +386,7 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     return gemm
 
 
-PAD_PAIR_SOURCE = "pad_pair.cu"  # the helper file of copy_rows_pair
+PAD_PAIR_SOURCE = "pad_pair.cu"  # the helper file of copy_rows_pair and copy_rows16_pair
 
 
 def _padded_operands(ctx: LaunchContext, launches: list, a: tuple, b: tuple,
