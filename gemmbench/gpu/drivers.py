@@ -230,11 +230,9 @@ def any_shape(ctx: LaunchContext) -> Gemm:
     if done.transpose_a:
         a, lda = _transposed_a(ctx, launches)
         b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if done.pad_b else (ctx.B, N)
-    elif done.pad_a and done.pad_b:
-        (a, lda), (b, ldb) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N))
     else:
-        a, lda = _padded_operand(ctx, ctx.A, M, K, launches) if done.pad_a else (ctx.A, K)
-        b, ldb = _padded_operand(ctx, ctx.B, K, N, launches) if done.pad_b else (ctx.B, N)
+        (a, lda), (b, ldb) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N),
+                                              wanted=(done.pad_a, done.pad_b))
     ldp = tensormap.pitch_for_tma(N, 4) if done.pad_c else N
     partials = ctx.workspace(splits * M * ldp) if done.reduce else 0
     reduce = ctx.kernel("reduce_splits", "iiiifPfP") if done.reduce else None
@@ -389,36 +387,45 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
 PAD_PAIR_SOURCE = "pad_pair.cu"  # the helper file of copy_rows_pair and copy_rows16_pair
 
 
-def _padded_operands(ctx: LaunchContext, launches: list, a: tuple, b: tuple,
-                     element_bytes: int = 4) -> list[tuple[object, int]]:
-    """``_padded_operand`` of A and of B, each given as (matrix, rows, cols); where both need a copy, one
-    launch of copy_rows_pair (copy_rows16_pair for 16-bit elements; cuda_src/pad_pair.cu) makes the two: the
-    copies are small, so a second launch costs more than their bytes."""
-    pitches = [tensormap.pitch_for_tma(cols, element_bytes) for _, _, cols in (a, b)]
-    if any(pitch == cols for (_, _, cols), pitch in zip((a, b), pitches)) or ctx.helper is None:
-        return [_padded_operand(ctx, matrix, rows, cols, launches, element_bytes) for matrix, rows, cols in (a, b)]
-    padded = [ctx.workspace(-(-rows * pitch * element_bytes // 4)) for (_, rows, _), pitch in zip((a, b), pitches)]
+def _padding(ctx: LaunchContext, rows: int, cols: int, element_bytes: int) -> tuple[object, int, tuple] | None:
+    """(padded workspace, its row pitch, the copy's grid) for a rows x cols matrix whose rows are not a
+    multiple of 16 bytes; None where they are."""
+    pitch = tensormap.pitch_for_tma(cols, element_bytes)
+    if pitch == cols:
+        return None
+    padded = ctx.workspace(-(-rows * pitch * element_bytes // 4))  # the workspace counts 4-byte words
+    return padded, pitch, ctx.elementwise_grid(ceil_div(rows * cols * element_bytes, 4))  # a thread per 16 bytes
+
+
+def _padded_operands(ctx: LaunchContext, launches: list, a: tuple, b: tuple, element_bytes: int = 4,
+                     wanted: tuple[bool, bool] = (True, True)) -> list[tuple[object, int]]:
+    """``_padded_operand`` of A and of B, each given as (matrix, rows, cols), for those ``wanted`` (the others
+    as they are); where both need a copy, one launch of copy_rows_pair (copy_rows16_pair for 16-bit elements;
+    cuda_src/pad_pair.cu) makes the two: the copies are small, so a second launch costs more than their bytes."""
+    both = all(wanted) and all(tensormap.pitch_for_tma(cols, element_bytes) != cols for _, _, cols in (a, b))
+    if not both or ctx.helper is None:
+        return [_padded_operand(ctx, matrix, rows, cols, launches, element_bytes) if want else (matrix, cols)
+                for (matrix, rows, cols), want in zip((a, b), wanted)]
+    plans = [_padding(ctx, rows, cols, element_bytes) for _, rows, cols in (a, b)]
     pair = ctx.helper(PAD_PAIR_SOURCE, "copy_rows_pair" if element_bytes == 4 else "copy_rows16_pair")
     pair.prepare("iiPiPiiPiP")
-    elements = max(ceil_div(rows * cols * element_bytes, 4) for _, rows, cols in (a, b))  # as _padded_operand
-    grid = (ctx.elementwise_grid(elements)[0], 2, 1)  # y: 0 A, 1 B
-    args = [value for (matrix, rows, cols), pitch, dst in zip((a, b), pitches, padded)
-            for value in (rows, cols, matrix, pitch, dst)]
+    grid = (max(copy_grid[0] for _, _, copy_grid in plans), 2, 1)  # y: 0 copies A, 1 copies B
+    args = [value for (matrix, rows, cols), (padded, pitch, _) in zip((a, b), plans)
+            for value in (rows, cols, matrix, pitch, padded)]
     launches.append(lambda: pair.prepared_async_call(grid, ELEMENTWISE_BLOCK, ctx.stream, *args))
-    return list(zip(padded, pitches))
+    return [(padded, pitch) for padded, pitch, _ in plans]
 
 
 def _padded_operand(ctx: LaunchContext, matrix, rows: int, cols: int, launches: list,
-                 element_bytes: int = 4) -> tuple[object, int]:
+                    element_bytes: int = 4) -> tuple[object, int]:
     """(device matrix, row pitch) whose rows are a multiple of 16 bytes (what a
     tensor map and a 16-byte cp.async need): the matrix itself, or a padded
     copy made by a launch appended to ``launches`` (so each call pays for it)."""
-    pitch = tensormap.pitch_for_tma(cols, element_bytes)
-    if pitch == cols:
+    plan = _padding(ctx, rows, cols, element_bytes)
+    if plan is None:
         return matrix, cols
-    padded = ctx.workspace(-(-rows * pitch * element_bytes // 4))  # the workspace counts 4-byte words
+    padded, pitch, copy_grid = plan
     copy = ctx.kernel("copy_rows" if element_bytes == 4 else "copy_rows16", "iiPiP")
-    copy_grid = ctx.elementwise_grid(ceil_div(rows * cols * element_bytes, 4))  # a thread per 16-byte group
     launches.append(lambda: copy.prepared_async_call(copy_grid, ELEMENTWISE_BLOCK, ctx.stream,
                                                      rows, cols, matrix, pitch, padded))
     return padded, pitch
