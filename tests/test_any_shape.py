@@ -101,6 +101,21 @@ def test_the_model_charges_the_pre_passes_and_the_reduction():
     assert any_shape.estimate(1024, 1021, 1024, H200_SMS, "row-major 64x64", 2, pack=1) > split + 2.5e-6
 
 
+def test_the_model_charges_one_launch_where_a_and_b_are_both_padded():
+    """The driver pads A and B in one launch (copy_rows_pair); A's transpose and B's copy stay two."""
+    both = _passes("row-major 64x64", (333, 555, 777))
+    assert both.pad_a and both.pad_b and any_shape.pre_pass_launches(both) == 1
+    one = _passes("row-major 64x64", (333, 555, 776))
+    assert not one.pad_a and one.pad_b and any_shape.pre_pass_launches(one) == 1
+    transposed = _passes("k-major 64x128", (1024, 1023, 1024))
+    assert transposed.transpose_a and transposed.pad_b and any_shape.pre_pass_launches(transposed) == 2
+    assert any_shape.pre_pass_launches(_passes("row-major 64x64", (1024, 1024, 1024))) == 0
+    # padding both costs the model one launch more than padding B alone, not two
+    extra = (any_shape.estimate(333, 555, 777, H200_SMS, "row-major 64x64", 1, pack=1)
+             - any_shape.estimate(333, 555, 776, H200_SMS, "row-major 64x64", 1, pack=1))
+    assert extra < 1.0e-6
+
+
 def _passes(config, shape, **extra):
     return any_shape.passes(*shape, {**any_shape.CONFIGS[config], "SPLITS": 1, "PACK": 1, **extra})
 

@@ -162,6 +162,14 @@ def passes(M: int, N: int, K: int, p: Params) -> Passes:
                   (a_odd or b_odd) and not pack, p.get("SPLITS", 1) > 1)
 
 
+def pre_pass_launches(done: Passes) -> int:
+    """Launches before the product: A's transpose and B's padded copy are two; A's and B's padded copies
+    are one (the driver's copy_rows_pair, cuda_src/pad_pair.cu)."""
+    if done.pad_a and done.pad_b:
+        return 1
+    return int(done.transpose_a or done.pad_a) + int(done.pad_b)
+
+
 def _tiles(M: int, N: int, K: int, p: Params, splits: int) -> tuple[int, int, int]:
     """(output tiles, K tiles per split, splits that do work)."""
     k_tiles = math.ceil(K / p["BK"])
@@ -196,7 +204,7 @@ def estimate(M: int, N: int, K: int, sm_count: int, name: str, splits: int, pack
         block_time = 2.0 * p["BM"] * p["BN"] * per * p["BK"] / (sm_rate / per_sm) + _BLOCK_OVERHEAD
         streamed = 4 * (M * K + K * N + M * N)  # each operand read once from DRAM, C written once
         t = max(waves * block_time, streamed / _DRAM_BANDWIDTH)
-    pre = int(done.transpose_a or done.pad_a) + int(done.pad_b)
+    pre = pre_pass_launches(done)
     t += pre * _LAUNCH + 8 * (M * K * (done.transpose_a or done.pad_a) + K * N * done.pad_b) / _DRAM_BANDWIDTH
     if done.reduce:  # beta == 0: the partials are written and read once, C written once
         t += _LAUNCH + (2 * splits + 1) * M * N * 4 / _L2_BANDWIDTH
