@@ -110,7 +110,7 @@ def test_the_model_charges_one_launch_where_a_and_b_are_both_padded():
     transposed = _passes("k-major 64x128", (1024, 1023, 1024))
     assert transposed.transpose_a and transposed.pad_b and any_shape.pre_pass_launches(transposed) == 2
     assert any_shape.pre_pass_launches(_passes("row-major 64x64", (1024, 1024, 1024))) == 0
-    # padding both costs the model one launch more than padding B alone, not two
+    # padding A as well as B adds A's bytes to the model's time, not a second launch
     extra = (any_shape.estimate(333, 555, 777, H200_SMS, "row-major 64x64", 1, pack=1)
              - any_shape.estimate(333, 555, 776, H200_SMS, "row-major 64x64", 1, pack=1))
     assert extra < 1.0e-6
