@@ -205,7 +205,8 @@ def common_options(f):
                           f"{DEFAULT_NOISE_TIMEOUT['cpu']:g} on the CPU)."),
         click.option("--rounds", type=bounded("rounds"), default=None,
                      help="Time the rows of each shape in this many rounds, taking turns (the order reversed "
-                          "every other round), each round on its share of the budget; a row's figure is the "
+                          "every other round; an odd count's last round in two halves, one each way), each "
+                          "round on its share of the budget; a row's figure is the "
                           "median of all its samples. For GPUs whose clock drifts under a power cap "
                           f"(default 1; at most {bounds('rounds')[1]})."),
         click.option("--json", "as_json", is_flag=True,

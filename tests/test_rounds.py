@@ -7,7 +7,7 @@ import pytest
 from gemmbench.backend import Budget, Shape
 from gemmbench import cli
 from gemmbench.errors import UserError
-from gemmbench.execute.local import Batch, Entry, run_plan
+from gemmbench.execute.local import Batch, Entry, run_plan, turns
 from gemmbench.options import RunOptions
 from gemmbench.output.rows import footer_lines
 from gemmbench.fsutil import write_atomic
@@ -45,19 +45,41 @@ def run_rounds(times, rounds, backend=None):
 
 
 def test_rows_take_turns_and_the_order_reverses_every_other_round():
-    backend, results = run_rounds({0: [1e-3, 2e-3, 3e-3, 1e-3], 1: [4e-3, 5e-3, 6e-3], 2: [7e-3, 8e-3, 9e-3]}, 3)
-    # three rounds (0 1 2, 2 1 0, 0 1 2), then the baseline's second look
-    assert backend.measured == [0, 1, 2, 2, 1, 0, 0, 1, 2, 0]
+    backend, results = run_rounds({0: [1e-3, 2e-3, 3e-3, 1e-3, 1e-3], 1: [4e-3, 5e-3, 6e-3, 6e-3],
+                                   2: [7e-3, 8e-3, 9e-3, 9e-3]}, 3)
+    # rounds 0 1 2 and 2 1 0, the third in two halves (0 1 2, 2 1 0), then the baseline's second look
+    assert backend.measured == [0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0]
     # each row verified once (two passes: two fills of C), in its first round
     assert backend.verified == [0, 0, 1, 1, 2, 2]
     base, rung1, rung2 = results
     assert rung1.notes["rounds"] == [{"median_s": 4e-3, "samples": 5}, {"median_s": 5e-3, "samples": 5},
-                                     {"median_s": 6e-3, "samples": 5}]
-    assert rung1.samples == [4e-3] * 5 + [5e-3] * 5 + [6e-3] * 5
+                                     {"median_s": 6e-3, "samples": 5}, {"median_s": 6e-3, "samples": 5}]
+    assert rung1.samples == [4e-3] * 5 + [5e-3] * 5 + [6e-3] * 10
     assert rung1.stats.median == pytest.approx(statistics.median(rung1.samples))
     assert rounds_spread(rung1) == pytest.approx(0.5)
     assert [r.status for r in results] == ["pass"] * 3
     assert base.notes["recheck"]["median_s"] == 1e-3  # measured again after all the rounds
+
+
+def test_an_even_count_of_rounds_alternates_whole_rounds():
+    backend, _ = run_rounds({0: [1e-3] * 5, 1: [2e-3] * 4, 2: [3e-3] * 4}, 4)
+    assert backend.measured == [0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0]
+
+
+@pytest.mark.parametrize("rounds", range(2, 9))
+@pytest.mark.parametrize("rows", range(1, 7))
+def test_every_row_samples_at_the_same_mean_place_for_any_count_of_rounds(rounds, rows):
+    """Weighted by each visit's share of the budget, every row's mean place in the run is the same, so a
+    steady drift of the clock reaches every row alike; and the shares add up to the whole budget."""
+    places = [0.0] * rows
+    elapsed = 0.0
+    for reverse, share, _ in turns(rounds):
+        order = list(reversed(range(rows))) if reverse else list(range(rows))
+        for i in order:
+            places[i] += (elapsed + 0.5 / share) / share  # the middle of the visit, weighted by its share
+            elapsed += 1 / share
+    assert sum(1 / share for _, share, _ in turns(rounds)) == pytest.approx(1.0)
+    assert max(places) == pytest.approx(min(places))
 
 
 def test_one_round_is_the_plain_run():
@@ -67,11 +89,11 @@ def test_one_round_is_the_plain_run():
 
 
 def test_a_row_that_fails_in_a_later_round_fails_and_the_others_finish():
-    backend, results = run_rounds({0: [1e-3, 1e-3, 1e-3, 1e-3], 1: [2e-3, None], 2: [3e-3, 3e-3, 3e-3]}, 3)
+    backend, results = run_rounds({0: [1e-3] * 5, 1: [2e-3, None], 2: [3e-3] * 4}, 3)
     base, broken, rung2 = results
     assert broken.status == "fail" and "illegal memory access" in broken.reason
     assert backend.measured.count(1) == 2  # not visited in the third round
-    assert base.status == rung2.status == "pass" and len(rung2.notes["rounds"]) == 3
+    assert base.status == rung2.status == "pass" and len(rung2.notes["rounds"]) == 4  # the third in two halves
 
 
 def test_the_clock_and_throttling_are_taken_over_every_round(monkeypatch):
@@ -118,7 +140,7 @@ def test_rounds_out_of_range_is_one_line_and_exit_2(capsys):
 
 
 def test_the_footer_says_how_the_rows_were_timed():
-    backend, results = run_rounds({0: [1e-3, 1.1e-3, 1e-3, 1e-3], 1: [2e-3, 2e-3, 2e-3]}, 3)
+    backend, results = run_rounds({0: [1e-3, 1.1e-3, 1e-3, 1e-3, 1e-3], 1: [2e-3] * 4}, 3)
     record = RunRecord("compare", "gpu", {"rounds": 3}, {})
     record.results.extend(results)
     line = next(l for l in footer_lines(record) if l.startswith("Timed in 3 rounds"))
@@ -127,7 +149,7 @@ def test_the_footer_says_how_the_rows_were_timed():
 
 
 def test_a_record_of_rounds_round_trips_and_shows_them(tmp_path):
-    _, results = run_rounds({0: [1e-3, 1.2e-3, 1e-3, 1e-3], 1: [2e-3, 2e-3, 2e-3]}, 3)
+    _, results = run_rounds({0: [1e-3, 1.2e-3, 1e-3, 1e-3, 1e-3], 1: [2e-3] * 4}, 3)
     path = tmp_path / "rounds.json"
     write_atomic(path, to_json(RunRecord("compare", "gpu", {"rounds": 3}, {}, results)))
     back = load(path).record
@@ -149,11 +171,11 @@ class SettlingBackend(LoggingBackend):
 
 
 def test_a_row_keeps_that_its_warm_up_settled_in_any_round_and_the_footer_counts_them():
-    times = {0: [1e-3] * 4, 1: [2e-3] * 3, 2: [3e-3] * 3}
+    times = {0: [1e-3] * 5, 1: [2e-3] * 4, 2: [3e-3] * 4}  # the third round in two halves
     _, (base, rung1, rung2) = run_rounds(times, 3, SettlingBackend(times, {1: (2,), 2: (1, 2, 3)}))
     assert "warmup_settled_s" not in base.notes
     assert rung1.notes["warmup_settled_s"] == 0.3  # settled in its second round only
-    assert [v.get("warmup_settled_s") for v in rung1.notes["rounds"]] == [None, 0.3, None]
+    assert [v.get("warmup_settled_s") for v in rung1.notes["rounds"]] == [None, 0.3, None, None]
     assert rung2.notes["warmup_settled_s"] == 0.3
     record = RunRecord("compare", "gpu", {"rounds": 3}, {}, [base, rung1, rung2])
     line = next(l for l in footer_lines(record) if l.startswith("Warm-up went on"))

@@ -257,27 +257,40 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
         on_update(base)
 
 
+def turns(rounds: int) -> list[tuple[bool, int, str]]:
+    """The visits of ``--rounds``: (rows in reverse order?, the share's divisor of the budget, its name). The
+    order is reversed every other round, so that a steady drift of the clock reaches every row alike; an odd
+    count's last round goes in two halves, forward then reversed (each on half a round's share), so that
+    every row's samples still sit at the same mean place in the run (with 3 rounds, forward, reversed and
+    forward, the first row would take the early places twice)."""
+    out = [(r % 2 == 1, rounds, f"round {r + 1} of {rounds}") for r in range(rounds - rounds % 2)]
+    if rounds % 2:
+        out += [(reverse, 2 * rounds, f"round {rounds} of {rounds}, {half} half")
+                for reverse, half in ((False, "first"), (True, "second"))]
+    return out
+
+
 def measured_rows(entries: list[Entry], problem: Problem, passes_for: Callable[[KernelSpec], tuple],
                   plan: Batch) -> Iterator[tuple[Entry, KernelResult]]:
     """Each entry's row at the problem's shape, as it becomes final: verified
-    and timed in one visit, or with ``--rounds`` timed in plan.budget.rounds
-    visits, the rows taking turns (the order reversed every other round, so
-    that a steady drift reaches every row alike), each on Budget.visit()'s
-    share. An in-process row is verified in its first visit only; a kernel
-    file's worker verifies it in each. A row that fails is not visited again."""
+    and timed in one visit, or with ``--rounds`` timed in the visits of
+    ``turns``, the rows taking turns, each on its share of the budget
+    (Budget.visit). An in-process row is verified in its first visit only; a
+    kernel file's worker verifies it in each. A row that fails is not visited
+    again."""
     rounds = plan.budget.rounds
     if rounds <= 1:
         for entry in entries:
             yield entry, _visit(entry, problem, passes_for, plan)
         return
-    visit_plan = dataclasses.replace(plan, budget=plan.budget.visit())
     visits: list[list[KernelResult]] = [[] for _ in entries]
-    for r in range(rounds):
-        for i in (range(len(entries)) if r % 2 == 0 else reversed(range(len(entries)))):
+    for reverse, share, name in turns(rounds):
+        visit_plan = dataclasses.replace(plan, budget=dataclasses.replace(plan.budget, rounds=share).visit())
+        for i in (reversed(range(len(entries))) if reverse else range(len(entries))):
             entry, done = entries[i], visits[i]
             if done and done[-1].status != "pass":
                 continue
-            plan.log(f"{entry.spec.name} {problem.shape}: round {r + 1} of {rounds}")
+            plan.log(f"{entry.spec.name} {problem.shape}: {name}")
             if done and entry.isolated is None:
                 done.append(_time_again(entry, done[0], visit_plan))
             else:

@@ -6,8 +6,9 @@ at 4096^3 the same cuBLAS row timed twice in one run differed by up to 18%.
 With rounds, run_plan times every row of a shape several times, the rows
 taking turns, and this module makes each row's result from its visits: all
 its samples (its figure is their median), the clock and throttling over all
-of them, and each round's median in ``notes["rounds"]`` so that a record
-shows how far the rounds were apart.
+of them, and each visit's median in ``notes["rounds"]`` (an odd count's last
+round is two half visits: execute.local.turns) so that a record shows how far
+the rounds were apart.
 """
 
 from __future__ import annotations
