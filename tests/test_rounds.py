@@ -144,7 +144,9 @@ def test_the_footer_says_how_the_rows_were_timed():
     record = RunRecord("compare", "gpu", {"rounds": 3}, {})
     record.results.extend(results)
     line = next(l for l in footer_lines(record) if l.startswith("Timed in 3 rounds"))
-    assert "furthest apart for cuBLAS at 8x8x8: 10%" in line
+    assert "furthest apart for cuBLAS at 8x8x8: 10%" in line and "the last in two halves, one each way" in line
+    even = RunRecord("compare", "gpu", {"rounds": 2}, {})
+    assert "halves" not in next(l for l in footer_lines(even) if l.startswith("Timed in 2 rounds"))
     assert not any(l.startswith("Timed in") for l in footer_lines(RunRecord("compare", "gpu", {"rounds": 1}, {})))
 
 

@@ -206,9 +206,10 @@ def rounds_lines(record: RunRecord) -> list[str]:
     if rounds <= 1:
         return []
     spreads = [(spread, r) for r in record.results if (spread := rounds_spread(r)) is not None]
-    line = (f"Timed in {rounds} rounds per shape, the rows taking turns (the order reversed every other round), "
-            f"each round warming up again and sampling on its share of the budget; a row's figure is the median "
-            f"of the samples of all its rounds")
+    halves = "; the last in two halves, one each way" if rounds % 2 else ""
+    line = (f"Timed in {rounds} rounds per shape, the rows taking turns (the order reversed every other round"
+            f"{halves}), each round warming up again and sampling on its share of the budget; a row's figure is "
+            f"the median of the samples of all its rounds")
     if spreads:
         spread, widest = max(spreads, key=lambda item: item[0])
         line += (f"; its round medians were furthest apart for {widest.name} at {widest.shape}: "
