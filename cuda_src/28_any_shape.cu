@@ -23,17 +23,19 @@
 //     which is then the whole cost (memory);
 //   - split-K over grid z (split_k.cuh), up to 256 splits, so a shape with
 //     few output tiles still fills the SMs;
-//   - packing: an operand whose rows are not a multiple of 16 bytes is first
-//     copied into padded rows (pack.cuh's copy_rows, inside the timed call:
-//     O(MK) or O(KN) against the product's O(MNK)), so every copy is a
-//     16-byte cp.async; the loops take the padded pitch as the stride (lda,
-//     ldb) and still stop at K and N. C likewise when K is split: where its
-//     rows are not 16-byte multiples, the splits' sums go to padded rows
-//     (ldp) with 16-byte stores, and reduce_splits reads them four floats
-//     at a time and stores C's elements one by one; unsplit, the tiles
-//     store into C itself (4-byte stores where a float4 of a row is not
-//     16-byte aligned), which measured faster than a padded buffer and a
-//     copy.
+//   - packing (PACK=1): an operand whose rows are not a multiple of 16
+//     bytes is first copied into padded rows (pack.cuh's copy_rows, inside
+//     the timed call: O(MK) or O(KN) against the product's O(MNK)), so every
+//     copy is a 16-byte cp.async; the loops take the padded pitch as the
+//     stride (lda, ldb) and still stop at K and N. PACK=0 reads such rows in
+//     place with 4-byte copies (copy4.cuh): a loop a few per cent slower but
+//     no launch before it, which wins at small shapes (333x555x777). When K
+//     is split and C's rows are not 16-byte multiples, the splits' sums go
+//     to padded rows (ldp) with 16-byte stores, and reduce_splits reads them
+//     four floats at a time and stores C's elements one by one; unsplit, the
+//     tiles store into C itself (4-byte stores where a float4 of a row is
+//     not 16-byte aligned), which measured faster than a padded buffer and
+//     a copy.
 // The table footer and `gemmbench info` print the choice and why.
 // Expected bottleneck: as rung 19 (FFMA issue) where the tiles fill the SMs;
 // for skinny shapes, the one read of the long operand (memory); for small
@@ -46,6 +48,7 @@
 #include "split_k.cuh"
 // before the #if: a header is inlined once, where it is first named
 #include "whole_rows.cuh"
+#include "copy4.cuh"
 #if VECTOR == 0
 #if KMAJOR_A
 #include "kmajor_loop.cuh"

@@ -25,14 +25,16 @@
 // B as rung 12: whole 16-byte copies up to the tile's edge, also past N where
 // the rows stay inside B's buffer (whole_tile_rows); elsewhere cp.async
 // src-size < 16 zero-fills chunks past N or K; when
-// ldb % 4 or B's alignment forbids 16-byte copies (block-uniform flag), four
-// 4-byte cp.async.ca per chunk. C: 128-bit stores where a whole aligned
+// ldb % 4 or B's alignment forbids 16-byte copies, the call runs the loop's
+// second instantiation (kCopy4), which copies B with copy4.cuh's 4-byte
+// copies. C: 128-bit stores where a whole aligned
 // float4 is inside C, guarded scalar stores otherwise; not read if beta == 0.
 // Tile: block BM x BN x BK, NUM_THREADS = 32 * (BM/WM) * (BN/WN), thread
 // tile TM x TN (TM, TN multiples of 4), MIN_BLOCKS for __launch_bounds__.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "whole_rows.cuh"
+#include "copy4.cuh"
 
 constexpr int kWM = 8 * TM;
 constexpr int kWN = 4 * TN;
@@ -79,10 +81,10 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float4
 // stride lda (Mp; kAInPlace: At is A itself, M x K, row stride lda >= K), B
 // row stride ldb (N, or wider for a padded copy: only the stride changes,
 // nothing past column N is read). `smem` holds STAGES stages.
-template <bool kAInPlace = false>
-__device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int N, int K,
-                                                const float* __restrict__ At, int lda, const float* __restrict__ B,
-                                                int ldb, int m0, int n0, int t_begin, int t_end, float* smem) {
+template <bool kAInPlace, bool kCopy4>
+__device__ __forceinline__ void kmajor_loop(float (&acc)[TM][TN], int M, int N, int K,
+                                            const float* __restrict__ At, int lda, const float* __restrict__ B,
+                                            int ldb, int m0, int n0, int t_begin, int t_end, float* smem) {
     const int tid = threadIdx.x;
 
     // ---- the chunks this thread copies ----
@@ -95,6 +97,7 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int
     const float* b_src = B + (size_t)b_row * ldb + n0 + 4 * b_chunk;
     const bool b_vector = (ldb & 3) == 0 && is_aligned16(B);  // block-uniform
     const int b_whole_rows = whole_tile_rows(K, ldb, n0 + BN, b_vector);
+    const int b_rows4 = whole_tile_rows(K, ldb, n0 + BN, true);  // the same for B's 4-byte copies
     const int b_cols_left = N - n0 - 4 * b_chunk;
 
     auto load_tile = [&](int t, int stage) {
@@ -114,6 +117,11 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int
             for (int q = 0; q < kCopiesB; ++q)
                 if (kExactB || b_row + q * kRowStepB < BK)
                     cp_async16_full(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * ldb);
+            return;
+        }
+        if (kCopy4 && !b_vector) {  // unaligned B: 4-byte copies, a warp on consecutive floats (copy4.cuh)
+            cp_async_tile4<BK, BN>(smem_base + 4 * stage * kStageFloats, B + (size_t)k0 * ldb + n0, ldb, K - k0,
+                                   N - n0, k0 + BK <= b_rows4, B, [](int r, int c) { return kStageA + r * BN + c; });
             return;
         }
 #pragma unroll
@@ -222,6 +230,19 @@ __device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int
         }
     }
     cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+}
+
+// The main loop for B's alignment: unaligned rows take the instantiation
+// with copy4.cuh's copies, so their per-element offsets do not take
+// registers from the loop every aligned call runs.
+template <bool kAInPlace = false>
+__device__ __forceinline__ void kmajor_mainloop(float (&acc)[TM][TN], int M, int N, int K,
+                                                const float* __restrict__ At, int lda, const float* __restrict__ B,
+                                                int ldb, int m0, int n0, int t_begin, int t_end, float* smem) {
+    if (!((ldb & 3) == 0 && is_aligned16(B)))
+        kmajor_loop<kAInPlace, true>(acc, M, N, K, At, lda, B, ldb, m0, n0, t_begin, t_end, smem);
+    else
+        kmajor_loop<kAInPlace, false>(acc, M, N, K, At, lda, B, ldb, m0, n0, t_begin, t_end, smem);
 }
 
 // Writes a thread's tile (layout of kmajor_mainloop) to the M x N matrix

@@ -51,14 +51,18 @@
 // loop has no checks. A block at N's edge copies B's rows whole where they
 // stay inside B's buffer (whole_tile_rows): its columns past N only reach
 // C's columns past N, which are never stored. 16-byte copies need 16-byte
-// aligned sources: when lda % 4 (A) or ldb % 4 (B) or the base pointer
-// forbids it (block-uniform flag), each chunk is copied as four 4-byte
-// cp.async.ca with src-size 0 or 4. C is written with 128-bit stores where
+// aligned sources: when lda % 4 (A) or ldb % 4 (B) or a base pointer
+// forbids it, the call runs the loop's second instantiation (kCopy4), which
+// copies both operands with copy4.cuh's 4-byte copies, consecutive threads
+// on consecutive floats (one copy path, so the registers of the other are
+// not live in it: with both, rung 12 spilled on sm_80). C is written with
+// 128-bit stores where
 // a whole float4 is inside C and aligned, guarded scalar stores otherwise;
 // C is not read when beta == 0.
 #include "common.cuh"
 #include "ptx.cuh"
 #include "whole_rows.cuh"
+#include "copy4.cuh"
 
 constexpr int kWM = 8 * TM;               // warptile height (8 lanes down)
 constexpr int kWN = 4 * TN;               // warptile width (4 lanes across, float4s)
@@ -114,10 +118,11 @@ __device__ __forceinline__ void outer_product(float (&acc)[TM][TN], const float4
 // of [A tile | B tile]. lda and ldb are the row strides of A and B (K and N,
 // or wider for a copy whose rows were padded to 16-byte multiples: only the
 // stride changes, nothing past column K of A or N of B is read).
-__device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M, int N, int K,
-                                                    const float* __restrict__ A, int lda,
-                                                    const float* __restrict__ B, int ldb,
-                                                    int m0, int n0, int t_begin, int t_end, float* smem) {
+template <bool kCopy4>
+__device__ __forceinline__ void multistage_loop(float (&acc)[TM][TN], int M, int N, int K,
+                                                const float* __restrict__ A, int lda,
+                                                const float* __restrict__ B, int ldb,
+                                                int m0, int n0, int t_begin, int t_end, float* smem) {
     const int tid = threadIdx.x;
 
     // ---- the chunks this thread copies (fixed for the whole loop) ----
@@ -142,9 +147,19 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
     // partial last one; see whole_tile_rows for a block at N's edge) is
     // copied with plain 16-byte copies and no per-chunk arithmetic.
     const int b_whole_rows = a_vector && m0 + BM <= M ? whole_tile_rows(K, ldb, n0 + BN, b_vector) : 0;
+    const int b_rows4 = whole_tile_rows(K, ldb, n0 + BN, true);  // the same for B's 4-byte copies
 
     auto load_tile = [&](int t, int stage) {
         const int k0 = t * BK;
+        if constexpr (kCopy4) {  // a row of A or B is not 16-byte aligned: both copied 4 bytes at a time
+            const unsigned stage_base = smem_base + 4 * stage * kStageFloats;
+            cp_async_tile4<BM, BK>(stage_base, A + (size_t)m0 * lda + k0, lda, M - m0, K - k0,
+                                   m0 + BM <= M && k0 + BK <= K, A,
+                                   [](int r, int c) { return r * BK + 4 * ((c / 4) ^ a_swizzle(r)) + c % 4; });
+            cp_async_tile4<BK, BN>(stage_base, B + (size_t)k0 * ldb + n0, ldb, K - k0, N - n0, k0 + BK <= b_rows4, B,
+                                   [](int r, int c) { return kStageA + r * BN + c; });
+            return;
+        }
         const unsigned sa = smem_base + 4 * (stage * kStageFloats + a_dst);
         const unsigned sb = smem_base + 4 * (stage * kStageFloats + b_dst);
         const float* ga = a_src + k0;
@@ -160,7 +175,7 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
                     cp_async16_full(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * ldb);
             return;
         }
-        // Edge blocks, the partial last K tile, unaligned operands: per-chunk sizes.
+        // Edge blocks, the partial last K tile: per-chunk sizes.
         const int a_k_left = K - k0 - 4 * a_chunk;  // floats of this chunk's k range inside A
 #pragma unroll
         for (int q = 0; q < kCopiesA; ++q) {
@@ -243,6 +258,19 @@ __device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M,
         }
     }
     cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+}
+
+// The main loop for the operands' alignment: unaligned rows take the
+// instantiation with copy4.cuh's copies, so their offsets do not take
+// registers from the loop every aligned call runs.
+__device__ __forceinline__ void multistage_mainloop(float (&acc)[TM][TN], int M, int N, int K,
+                                                    const float* __restrict__ A, int lda,
+                                                    const float* __restrict__ B, int ldb,
+                                                    int m0, int n0, int t_begin, int t_end, float* smem) {
+    if (!((lda & 3) == 0 && is_aligned16(A) && (ldb & 3) == 0 && is_aligned16(B)))
+        multistage_loop<true>(acc, M, N, K, A, lda, B, ldb, m0, n0, t_begin, t_end, smem);
+    else
+        multistage_loop<false>(acc, M, N, K, A, lda, B, ldb, m0, n0, t_begin, t_end, smem);
 }
 
 // Writes a thread's tile (layout of multistage_mainloop) to the M x N matrix

@@ -130,6 +130,9 @@ def test_passes_pad_what_is_unaligned_and_what_the_kernel_reads_in_float4s():
         transpose_a=False, pad_a=True, pad_b=False, pad_c=False, unaligned=False, reduce=False)
     unpacked = _passes("row-major 64x64", (100, 61, 50), PACK=0)
     assert unpacked.unaligned and not (unpacked.pad_a or unpacked.pad_b or unpacked.pad_c or unpacked.reduce)
+    # the splits' sums are the driver's own buffer: their rows are padded whether the operands' are or not
+    split_unpacked = _passes("row-major 64x64", (100, 61, 50), PACK=0, SPLITS=2)
+    assert split_unpacked.unaligned and split_unpacked.pad_c and not (split_unpacked.pad_a or split_unpacked.pad_b)
     # the vector kernels read the short operand one value at a time: nothing of it is padded
     assert _passes("vector rows", (1, 4096, 4095)) == any_shape.Passes(False, False, False, False, False, False)
     assert _passes("vector rows", (1, 4095, 4096)).pad_b and not _passes("vector rows", (1, 4095, 4096)).pad_c

@@ -35,6 +35,23 @@ def test_rung_matches_fp64_reference(gpu, loaded, spec):
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+# Tile geometries of copy4.cuh's 4-byte copies (the cp.async loops' path for rows that are not 16-byte
+# aligned) beyond the rungs' defaults: a tile row wider than the block (256 columns, 128 threads: two
+# copies a row), A rows whose swizzle changes between a thread's rows (BK = 32, 128 threads: rows 4 apart).
+COPY4_TILES = [(12, dict(BM=64, BN=256, BK=8, TM=8, TN=16, NUM_THREADS=128, STAGES=3, MIN_BLOCKS=1)),
+               (12, dict(BM=64, BN=64, BK=32, TM=4, TN=8, NUM_THREADS=128, STAGES=3, MIN_BLOCKS=2)),
+               (19, dict(BM=64, BN=256, BK=8, TM=8, TN=16, NUM_THREADS=128, STAGES=3, MIN_BLOCKS=1))]
+
+
+@pytest.mark.parametrize("rung, params", COPY4_TILES, ids=lambda x: str(x) if isinstance(x, int) else
+                         f"{x['BM']}x{x['BN']}x{x['BK']}")
+def test_unaligned_rows_are_copied_right_at_every_tile_geometry(gpu, loaded, rung, params):
+    problem, passes = loaded
+    v = verify_kernel(gpu, gpu.prepare(get_spec("gpu", rung), problem.shape, params).gemm, passes, "fp32")
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 @pytest.mark.parametrize("splits", [3, 40])
 @pytest.mark.parametrize("rung", [17])
 def test_split_k_of_the_tma_rungs_matches_fp64_reference(gpu, loaded, rung, splits):

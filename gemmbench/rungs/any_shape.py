@@ -4,7 +4,8 @@ constraints and per-shape choice (``cuda_src/28_any_shape.cu``).
 A choice is one of CONFIGS (the loop and the tile) plus SPLITS (K slices,
 grid z) and PACK (1: the "any_shape" driver pads the rows of an operand that
 are not a multiple of 16 bytes, so the loop copies 16 bytes at a time; 0: the
-loop copies such rows 4 bytes at a time, which saves a launch at tiny shapes).
+loop copies such rows 4 bytes at a time (copy4.cuh), which saves the copy's
+launch and wins at small shapes).
 Both are read by the driver, not compiled in. ``select`` picks the
 choice measured fastest at that shape when the shipped table holds it
 (``any_shape_h200.json``, a gemmbench.rungs.choice_table made by ``gemmbench
@@ -134,7 +135,8 @@ _LAUNCH = 2.5e-6                     # each extra kernel of a call (pre-pass, re
 _DRAM_BANDWIDTH = 3.5e12             # bytes/s reached by a streaming read (H200: 4.8 TB/s peak)
 _L2_BANDWIDTH = 3.0e12               # bytes/s for the split partials (L2-resident at these sizes)
 _VECTOR_BANDWIDTH = 2.4e12           # bytes/s the VECTOR kernel streams B at
-_UNALIGNED_SLOWDOWN = 0.75           # 4-byte copies of unaligned rows (H200: 1024x1023x1024 0.72x, 1024^3 0.96x)
+_UNALIGNED_SLOWDOWN = 0.9            # 4-byte copies of unaligned rows (copy4.cuh; H200, ncu, the product alone:
+                                     # 333x555x777 row-major 0.95x the padded rows', 1024x1023x1024 k-major 0.86x)
 
 
 @dataclass(frozen=True)
@@ -145,7 +147,7 @@ class Passes:
     transpose_a: bool  # KMAJOR_A=1: transpose_pad writes At
     pad_a: bool        # copy_rows pads A's rows (K % 4, PACK, the tiles: they read A in float4s)
     pad_b: bool        # copy_rows pads B's rows (N % 4, PACK)
-    pad_c: bool        # split: the splits' sums go to rows padded to 16 bytes (N % 4, PACK)
+    pad_c: bool        # split: the splits' sums go to rows padded to 16 bytes (N % 4; PACK or not)
     unaligned: bool    # some rows are read 4 bytes at a time (not padded)
     reduce: bool       # reduce_splits runs (SPLITS > 1)
 
@@ -156,8 +158,10 @@ def passes(M: int, N: int, K: int, p: Params) -> Passes:
     b_odd = N % 4 != 0
     # split, C's rows unaligned: each split's sums go to rows padded to 16 bytes (16-byte tile stores) and
     # reduce_splits writes C; unsplit, the tiles store into C directly, 4 bytes at a time (a copy through a
-    # padded buffer cost more: H100, 2047^3 84.9-85.3% of SGEMM against 85.3-86.7%, 4095^3 98.7 against 99.6)
-    pad_c = bool(pack) and N % 4 != 0 and vector == 0 and p.get("SPLITS", 1) > 1
+    # padded buffer cost more: H100, 2047^3 84.9-85.3% of SGEMM against 85.3-86.7%, 4095^3 98.7 against 99.6).
+    # The partials are the driver's own buffer, so PACK=0 pads them too (H200, 333x555x777, ncu:
+    # reduce_splits took 6.7 us on rows of N floats, 5.4 on padded rows)
+    pad_c = N % 4 != 0 and vector == 0 and p.get("SPLITS", 1) > 1
     return Passes(p["KMAJOR_A"] == 1, a_odd and bool(pack), b_odd and bool(pack), pad_c,
                   (a_odd or b_odd) and not pack, p.get("SPLITS", 1) > 1)
 
