@@ -1,5 +1,6 @@
 """--rounds: the rows of a shape timed in turns, each row's result made from all its rounds."""
 
+import signal
 import statistics
 
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from gemmbench.backend import Budget, Shape
 from gemmbench import cli
 from gemmbench.errors import UserError
+from gemmbench.execute.interrupts import Interrupted
 from gemmbench.execute.local import Batch, Entry, run_plan, turns
 from gemmbench.options import RunOptions
 from gemmbench.output.rows import footer_lines
@@ -86,6 +88,35 @@ def test_one_round_is_the_plain_run():
     backend, results = run_rounds({0: [1e-3, 1e-3], 1: [2e-3]}, 1)
     assert backend.measured == [0, 1, 0]
     assert "rounds" not in results[1].notes and rounds_spread(results[1]) is None
+
+
+class InterruptingBackend(LoggingBackend):
+    """LoggingBackend whose ``after``-th measure() is where a SIGINT arrives."""
+
+    def __init__(self, times, after):
+        super().__init__(times)
+        self.after = after
+
+    def measure(self, gemm, alpha, beta, budget, flush_l2=False):
+        if len(self.measured) == self.after:
+            raise Interrupted(signal.SIGINT)
+        return super().measure(gemm, alpha, beta, budget, flush_l2)
+
+
+@pytest.mark.parametrize("after, kept", [
+    (2, {0: 1, 1: 1}),            # in the first round: the rows it reached, one visit each
+    (4, {0: 1, 1: 1, 2: 1}),      # in the second (its visits 2, 1 done): every row keeps its first only
+    (7, {0: 2, 1: 2, 2: 2})])     # in the third's first half
+def test_an_interrupted_shape_keeps_the_visits_every_row_had(after, kept):
+    times = {0: [1e-3] * 5, 1: [2e-3] * 4, 2: [3e-3] * 4}
+    backend = InterruptingBackend(times, after)
+    entries = [Entry(backend, get_spec("gpu", i)) for i in sorted(times)]
+    plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=3), device="gpu")
+    saved = []
+    with pytest.raises(Interrupted):
+        run_plan(plan, saved.append)
+    assert {r.kernel_id: len(r.notes["rounds"]) for r in saved} == kept
+    assert all(r.status == "pass" and len(r.samples) == 5 * kept[r.kernel_id] for r in saved)
 
 
 def test_a_row_that_fails_in_a_later_round_fails_and_the_others_finish():

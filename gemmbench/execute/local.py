@@ -34,6 +34,7 @@ from ..records.results import BASELINE_SHIFTED, DISTURBED, SHIFTED, KernelResult
 from ..stats import relative_shift, shifted, summarize
 from ..timing import stop_text
 from ..verify import Expectation, Verification, combine
+from .interrupts import Interrupted
 from .rounds import merge_rounds
 
 if TYPE_CHECKING:
@@ -277,24 +278,36 @@ def measured_rows(entries: list[Entry], problem: Problem, passes_for: Callable[[
     ``turns``, the rows taking turns, each on its share of the budget
     (Budget.visit). An in-process row is verified in its first visit only; a
     kernel file's worker verifies it in each. A row that fails is not visited
-    again."""
+    again. Interrupted, the rows keep the visits every row of the shape had
+    (their ``notes["rounds"]`` say how many), then the signal goes on."""
     rounds = plan.budget.rounds
     if rounds <= 1:
         for entry in entries:
             yield entry, _visit(entry, problem, passes_for, plan)
         return
     visits: list[list[KernelResult]] = [[] for _ in entries]
-    for reverse, share, name in turns(rounds):
-        visit_plan = dataclasses.replace(plan, budget=dataclasses.replace(plan.budget, rounds=share).visit())
-        for i in (reversed(range(len(entries))) if reverse else range(len(entries))):
-            entry, done = entries[i], visits[i]
-            if done and done[-1].status != "pass":
-                continue
-            plan.log(f"{entry.spec.name} {problem.shape}: {name}")
-            if done and entry.isolated is None:
-                done.append(_time_again(entry, done[0], visit_plan))
-            else:
-                done.append(_visit(entry, problem, passes_for, visit_plan))
+    finished = 0  # visits every row has had (a row that failed is not visited again)
+    try:
+        for reverse, share, name in turns(rounds):
+            visit_plan = dataclasses.replace(plan, budget=dataclasses.replace(plan.budget, rounds=share).visit())
+            for i in (reversed(range(len(entries))) if reverse else range(len(entries))):
+                entry, done = entries[i], visits[i]
+                if done and done[-1].status != "pass":
+                    continue
+                plan.log(f"{entry.spec.name} {problem.shape}: {name}")
+                if done and entry.isolated is None:
+                    done.append(_time_again(entry, done[0], visit_plan))
+                else:
+                    done.append(_visit(entry, problem, passes_for, visit_plan))
+            finished += 1
+    except Interrupted:
+        # A signal (the run then saves what it finished): each row keeps the visits that every row had, so
+        # the rows of the shape stay measured alike; in the first, the rows it reached, as without rounds.
+        for entry, done in zip(entries, visits):
+            kept = done[:finished] if finished else done
+            if kept:
+                yield entry, merge_rounds(kept)
+        raise
     for entry, done in zip(entries, visits):
         yield entry, merge_rounds(done)
 
