@@ -112,11 +112,39 @@ def test_an_interrupted_shape_keeps_the_visits_every_row_had(after, kept):
     backend = InterruptingBackend(times, after)
     entries = [Entry(backend, get_spec("gpu", i)) for i in sorted(times)]
     plan = Batch(entries, [Shape(8, 8, 8)], budget=Budget(0, 6, 60, 0, rounds=3), device="gpu")
-    saved = []
-    with pytest.raises(Interrupted):
-        run_plan(plan, saved.append)
+    with pytest.raises(Interrupted) as stop:
+        run_plan(plan, lambda result: None)
+    saved = stop.value.rows  # the session keeps them (execute.recording.record_run)
     assert {r.kernel_id: len(r.notes["rounds"]) for r in saved} == kept
     assert all(r.status == "pass" and len(r.samples) == 5 * kept[r.kernel_id] for r in saved)
+    record = RunRecord("compare", "gpu", {"rounds": 3}, {}, saved)
+    n = next(iter(kept.values()))
+    assert f"Interrupted at 8x8x8: its rows keep the {n} visit{'s' * (n > 1)} every row had (of 4)." \
+        in footer_lines(record)
+
+
+def test_an_interrupted_run_keeps_the_rows_of_its_rounds_in_its_record(tmp_path, monkeypatch):
+    """Through the CLI on the CPU: a SIGINT in the second visit of round 2 (rung 1, then OpenBLAS: the order
+    reversed) leaves a record, marked incomplete, whose two rows each kept their first visit."""
+    from gemmbench.rungs import baselines
+    from gemmbench.execute import local
+    calls = []
+    real = local._time_again
+
+    def interrupted_once(entry, first, plan):
+        calls.append(entry.spec.name)
+        if len(calls) == 2:
+            raise Interrupted(signal.SIGINT)
+        return real(entry, first, plan)
+
+    monkeypatch.setattr(local, "_time_again", interrupted_once)
+    code = cli.main(["compare", "--device", "cpu", "-i", "1", "-m", "16", "-n", "16", "-k", "16", "--rounds", "2",
+                     "--budget", "0.02", "--results-dir", str(tmp_path)])
+    assert code == 128 + signal.SIGINT
+    record = load(next(tmp_path.glob("*.json"))).record
+    assert not record.complete and "interrupted by SIGINT" in record.incomplete_reason
+    assert [len(r.notes["rounds"]) for r in record.results] == [1, 1]
+    assert {r.name for r in record.results} == {baselines("cpu", ("fp32",))[0].name, get_spec("cpu", 1).name}
 
 
 def test_a_row_that_fails_in_a_later_round_fails_and_the_others_finish():

@@ -24,6 +24,7 @@ class Interrupted(BaseException):
     def __init__(self, signum: int):
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.rows = []  # results measured but not yet handed on when it came (an interrupted --rounds shape)
 
     @property
     def name(self) -> str:

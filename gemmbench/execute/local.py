@@ -300,13 +300,11 @@ def measured_rows(entries: list[Entry], problem: Problem, passes_for: Callable[[
                 else:
                     done.append(_visit(entry, problem, passes_for, visit_plan))
             finished += 1
-    except Interrupted:
-        # A signal (the run then saves what it finished): each row keeps the visits that every row had, so
-        # the rows of the shape stay measured alike; in the first, the rows it reached, as without rounds.
-        for entry, done in zip(entries, visits):
-            kept = done[:finished] if finished else done
-            if kept:
-                yield entry, merge_rounds(kept)
+    except Interrupted as stop:
+        # The session saves what finished (stop.rows: saving them here, a row at a time, the signal would
+        # stop again after the first). Each row keeps the visits every row had, so the rows of the shape
+        # stay measured alike; in the first round, the rows it reached, as without rounds.
+        stop.rows = [merge_rounds(done[:finished] if finished else done) for done in visits if done]
         raise
     for entry, done in zip(entries, visits):
         yield entry, merge_rounds(done)

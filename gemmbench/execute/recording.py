@@ -119,4 +119,6 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
             raise
     if isinstance(stop, Interrupted):
         interrupts.caught()
+        for result in stop.rows:
+            recording.keep(result)
     return recording.finish(stop, workers_failed)

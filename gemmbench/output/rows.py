@@ -214,7 +214,13 @@ def rounds_lines(record: RunRecord) -> list[str]:
         spread, widest = max(spreads, key=lambda item: item[0])
         line += (f"; its round medians were furthest apart for {widest.name} at {widest.shape}: "
                  f"{100 * spread:.3g}% (each row's are in its record's notes)")
-    return [line + "."]
+    visits = rounds + rounds % 2  # an odd count's last round is two visits
+    cut = {}  # an interrupted shape: its rows kept the visits every row had (execute.local.measured_rows)
+    for r in record.results:
+        if r.status == "pass" and 0 < len(r.notes.get("rounds") or []) < visits:
+            cut.setdefault(str(r.shape), len(r.notes["rounds"]))
+    return [line + "."] + [f"Interrupted at {shape}: its rows keep the {n} visit{'s' * (n != 1)} every row had "
+                           f"(of {visits})." for shape, n in cut.items()]
 
 
 def settle_lines(record: RunRecord) -> list[str]:
