@@ -12,13 +12,6 @@
 #include "common.cuh"
 #include "ptx.cuh"
 
-// Copies the kRows x kCols tile whose first element is g (row stride ld
-// floats) into shared memory: element (r, c) goes to shared word
-// dst_base / 4 + dst(r, c). Elements at r >= rows_left or c >= cols_left
-// (past the matrix) are zero-filled; `any` is a valid address for them.
-// Thread t copies columns c0 + j * NUM_THREADS of rows r0 + i * kStep; its
-// source walks down by one pointer step a row, so the loop that calls this
-// every K tile keeps two registers for it, not one offset per element.
 // 4 bytes global -> shared, all of them read (a tile wholly inside the matrix: no size operand).
 __device__ __forceinline__ void cp_async4_full(unsigned dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
@@ -35,6 +28,13 @@ __device__ __forceinline__ const float* next_row(const float* row, int ld) {
     return row;
 }
 
+// Copies the kRows x kCols tile whose first element is g (row stride ld
+// floats) into shared memory: element (r, c) goes to shared word
+// dst_base / 4 + dst(r, c). Elements at r >= rows_left or c >= cols_left
+// (past the matrix) are zero-filled; `any` is a valid address for them.
+// Thread t copies columns c0 + j * NUM_THREADS of rows r0 + i * kStep; its
+// source walks down by one pointer step a row, so the loop that calls this
+// every K tile keeps two registers for it, not one offset per element.
 // `whole`: the caller's block-uniform promise that every element of the tile
 // may be read (inside the buffer); then no element takes a size (the
 // per-element predicates and selects were most of this copy's instructions:
