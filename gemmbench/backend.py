@@ -72,7 +72,7 @@ class Budget:
     samples are in; max_seconds is then the time-out that gives up on it.
 
     With ``rounds`` > 1 each row is timed in that many visits, taking turns
-    with the other rows of its shape (gemmbench.execute.local.turns; an odd
+    with the other rows of its shape (gemmbench.execute.rounds.turns; an odd
     count's last round in two half visits); each visit warms up again and
     samples on ``visit()``'s share of the budget."""
 

@@ -9,7 +9,8 @@ from gemmbench.backend import Budget, Shape
 from gemmbench import cli
 from gemmbench.errors import UserError
 from gemmbench.execute.interrupts import Interrupted
-from gemmbench.execute.local import Batch, Entry, run_plan, turns
+from gemmbench.execute.local import Batch, Entry, run_plan
+from gemmbench.execute.rounds import turns
 from gemmbench.options import RunOptions
 from gemmbench.output.rows import footer_lines
 from gemmbench.fsutil import write_atomic

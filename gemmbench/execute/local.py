@@ -35,7 +35,7 @@ from ..stats import relative_shift, shifted, summarize
 from ..timing import stop_text
 from ..verify import Expectation, Verification, combine
 from .interrupts import Interrupted
-from .rounds import merge_rounds
+from .rounds import merge_rounds, turns
 
 if TYPE_CHECKING:
     from .isolated import Isolated
@@ -256,19 +256,6 @@ def recheck_baselines(rows: list[tuple[Entry, KernelResult]], plan: Batch,
                 r.flags.append(BASELINE_SHIFTED)
                 on_update(r)
         on_update(base)
-
-
-def turns(rounds: int) -> list[tuple[bool, int, str]]:
-    """The visits of ``--rounds``: (rows in reverse order?, the share's divisor of the budget, its name). The
-    order is reversed every other round, so that a steady drift of the clock reaches every row alike; an odd
-    count's last round goes in two halves, forward then reversed (each on half a round's share), so that
-    every row's samples still sit at the same mean place in the run (with 3 rounds, forward, reversed and
-    forward, the first row would take the early places twice)."""
-    out = [(r % 2 == 1, rounds, f"round {r + 1} of {rounds}") for r in range(rounds - rounds % 2)]
-    if rounds % 2:
-        out += [(reverse, 2 * rounds, f"round {rounds} of {rounds}, {half} half")
-                for reverse, half in ((False, "first"), (True, "second"))]
-    return out
 
 
 def measured_rows(entries: list[Entry], problem: Problem, passes_for: Callable[[KernelSpec], tuple],

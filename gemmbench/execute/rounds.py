@@ -4,10 +4,11 @@ Under a power cap a GPU's clock drifts from one second to the next, so a row
 timed once is measured in whatever state the rows before it left: on an H200
 at 4096^3 the same cuBLAS row timed twice in one run differed by up to 18%.
 With rounds, run_plan times every row of a shape several times, the rows
-taking turns, and this module makes each row's result from its visits: all
+taking turns in the order ``turns`` gives (the footer counts the same
+visits), and this module makes each row's result from its visits: all
 its samples (its figure is their median), the clock and throttling over all
 of them, and each visit's median in ``notes["rounds"]`` (an odd count's last
-round is two half visits: execute.local.turns) so that a record shows how far
+round is two half visits: turns) so that a record shows how far
 the rounds were apart.
 """
 
@@ -22,6 +23,19 @@ from ..timing import STOPPED_NOISE
 
 # notes averaged over the rounds (as over one round's samples): each round weighted by the time its samples span
 _WEIGHTED = ("sm_clock_mhz", "nvml_sm_clock_mhz", "throttled_share", "cpu_wait_fraction")
+
+
+def turns(rounds: int) -> list[tuple[bool, int, str]]:
+    """The visits of ``--rounds``: (rows in reverse order?, the share's divisor of the budget, its name). The
+    order is reversed every other round, so that a steady drift of the clock reaches every row alike; an odd
+    count's last round goes in two halves, forward then reversed (each on half a round's share), so that
+    every row's samples still sit at the same mean place in the run (with 3 rounds, forward, reversed and
+    forward, the first row would take the early places twice)."""
+    out = [(r % 2 == 1, rounds, f"round {r + 1} of {rounds}") for r in range(rounds - rounds % 2)]
+    if rounds % 2:
+        out += [(reverse, 2 * rounds, f"round {rounds} of {rounds}, {half} half")
+                for reverse, half in ((False, "first"), (True, "second"))]
+    return out
 
 
 def merge_rounds(visits: list[KernelResult]) -> KernelResult:

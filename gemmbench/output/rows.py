@@ -12,6 +12,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
+from ..execute.rounds import turns
 from ..precision import PRECISIONS
 from ..records.results import KernelResult, RunRecord, is_unsettled, percent_of_peak, rounds_spread, sm_clock_mhz
 from ..spec import KernelSpec
@@ -214,7 +215,7 @@ def rounds_lines(record: RunRecord) -> list[str]:
         spread, widest = max(spreads, key=lambda item: item[0])
         line += (f"; its round medians were furthest apart for {widest.name} at {widest.shape}: "
                  f"{100 * spread:.3g}% (each row's are in its record's notes)")
-    visits = rounds + rounds % 2  # an odd count's last round is two visits
+    visits = len(turns(rounds))
     cut = {}  # an interrupted shape: its rows kept the visits every row had (execute.local.measured_rows)
     for r in record.results:
         if r.status == "pass" and 0 < len(r.notes.get("rounds") or []) < visits:
