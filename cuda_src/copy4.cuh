@@ -12,7 +12,8 @@
 #include "common.cuh"
 #include "ptx.cuh"
 
-// 4 bytes global -> shared, all of them read (a tile wholly inside the matrix: no size operand).
+// 4 bytes global -> shared, all of them read (a tile wholly inside the matrix: no size operand). Beside
+// ptx.cuh's cp_async4 but kept here: rungs 14-18 inline ptx.cuh, and their choice tables hold its digest.
 __device__ __forceinline__ void cp_async4_full(unsigned dst, const void* src) {
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
