@@ -95,7 +95,9 @@ __device__ __forceinline__ void kmajor_loop(float (&acc)[TM][TN], int M, int N, 
     const unsigned b_dst = smem_base + 4 * (kStageA + b_row * BN + 4 * b_chunk);
     const float* a_src = At + (size_t)a_row * lda + m0 + 4 * a_chunk;
     const float* b_src = B + (size_t)b_row * ldb + n0 + 4 * b_chunk;
-    const bool b_vector = (ldb & 3) == 0 && is_aligned16(B);  // block-uniform
+    // block-uniform; false in the kCopy4 instantiation, which runs only where it is (kmajor_mainloop), so the
+    // 16-byte B paths below are compiled out of it
+    const bool b_vector = !kCopy4 && (ldb & 3) == 0 && is_aligned16(B);
     const int b_whole_rows = whole_tile_rows(K, ldb, n0 + BN, b_vector);
     const int b_rows4 = whole_tile_rows(K, ldb, n0 + BN, true);  // the same for B's 4-byte copies
     const int b_cols_left = N - n0 - 4 * b_chunk;
@@ -112,16 +114,16 @@ __device__ __forceinline__ void kmajor_loop(float (&acc)[TM][TN], int M, int N, 
                 if (kExactA || a_row + q * kRowStepA < BK)
                     cp_async16_full(sa + 4 * q * kRowStepA * BM, ga + (size_t)q * kRowStepA * lda);
         }
+        if constexpr (kCopy4) {  // unaligned B: 4-byte copies, a warp on consecutive floats (copy4.cuh)
+            cp_async_tile4<BK, BN>(smem_base + 4 * stage * kStageFloats, B + (size_t)k0 * ldb + n0, ldb, K - k0,
+                                   N - n0, k0 + BK <= b_rows4, B, [](int r, int c) { return kStageA + r * BN + c; });
+            return;
+        }
         if (k0 + BK <= b_whole_rows) {
 #pragma unroll
             for (int q = 0; q < kCopiesB; ++q)
                 if (kExactB || b_row + q * kRowStepB < BK)
                     cp_async16_full(sb + 4 * q * kRowStepB * BN, gb + (size_t)q * kRowStepB * ldb);
-            return;
-        }
-        if (kCopy4 && !b_vector) {  // unaligned B: 4-byte copies, a warp on consecutive floats (copy4.cuh)
-            cp_async_tile4<BK, BN>(smem_base + 4 * stage * kStageFloats, B + (size_t)k0 * ldb + n0, ldb, K - k0,
-                                   N - n0, k0 + BK <= b_rows4, B, [](int r, int c) { return kStageA + r * BN + c; });
             return;
         }
 #pragma unroll

@@ -128,7 +128,7 @@ _WARPS_FOR_FULL_RATE = 8
 # times (blocks per SM / MIN_BLOCKS) ** this. Of 0 to 1, 0.1 agrees best with the H100 table's measured
 # choices (the same configuration, splits and PACK at 69 of its 100 non-GEMV shapes, against 60 without;
 # with the table remade on 2026-11-28, 66 against 58, tied with 0.3; with the H200 table of 2026-11-29, 77 of 100
-# against 65 without, 75 at 0.2 and 72 at 0.3).
+# against 65 without, 75 at 0.2 and 72 at 0.3; with its remake of the twenty-second session, 71 against 61, 68 and 66).
 _OCCUPANCY_EXPONENT = 0.1
 _PEAK_PER_SM = 2 * 128 * 1.755e9     # FP32 flop/s of one SM at the H200's sustained clock
 _BLOCK_OVERHEAD = 2.0e-6             # prologue (STAGES-1 tiles of latency) + epilogue of a block, s
