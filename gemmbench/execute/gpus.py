@@ -10,12 +10,27 @@ its rows with ``Devices``, runs them and sends each result back as it
 lands; the parent merges them into one record and saves after each. A
 worker that fails (GPU lost, out of memory, killed) is reported for its GPU
 while the others finish.
+
+Signals: the workers are started with SIGINT and SIGTERM blocked, and then
+ignore SIGINT, so a terminal's Ctrl-C, which reaches every process of the
+group, stops the parent alone; the parent sends each worker SIGTERM, which
+the worker takes as ``Interrupted``, as the parent does: it sends back the
+rows it finished (with --rounds, those of the shape it was on, each with the
+visits every row had), says "interrupted" and ends. The parent keeps what
+arrives for a few seconds, then stops whoever is left, and the run ends as
+an interrupted one does. A worker stopped by a SIGTERM of its own (not from
+the parent) ends the same way, and the run is then interrupted too: its
+share of the rows did not finish.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import os
 import queue as queue_module
+import signal
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Sequence, TypeVar
@@ -25,6 +40,7 @@ from ..gpu.nvml import gpu_state, sm_clock_now
 from ..plan import Plan, Row
 from ..records.results import KernelResult, identity_line
 from .devices import Devices
+from .interrupts import SIGNALS, Interrupted, Interrupts
 from .local import Batch, run_plan
 
 T = TypeVar("T")
@@ -56,35 +72,84 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def gpu_worker(order: WorkOrder, outbox) -> None:
-    """A worker's whole life (runs in the child process): open the GPU, run
-    its share, send ("environment" | "result" | "state" | "error" | "done")."""
+@contextlib.contextmanager
+def _signals_blocked():
+    """SIGINT and SIGTERM held back while the workers start: each starts with
+    them blocked (a child inherits the mask) until ``worker_signals``, and one
+    that comes to this process meanwhile is delivered here right after."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
+def worker_signals():
+    """A worker's signals (its first step): SIGINT ignored (the parent gets
+    a terminal's and sends SIGTERM), SIGTERM raised as ``Interrupted``, once;
+    then the ones held back since the start are let through."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with Interrupts(signals=(signal.SIGTERM,)) as interrupts:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
+        yield interrupts
+
+
+def serve(order: WorkOrder, outbox, run_share: Callable) -> None:
+    """A worker's whole life (runs in the child process): ``run_share(order,
+    send, on_result)`` runs its share, and everything goes back as (gpu,
+    kind, payload), kind "environment" | "result" | "state" | "error" |
+    "done" | "interrupted" (with the signal's name)."""
     def send(kind: str, payload=None):
         outbox.put((order.gpu, kind, payload))
 
-    try:
-        plan = order.plan
-        devices = Devices(plan)
-        devices.check(plan.shapes, None)
-        entries = devices.entries(plan.rows)
-        send("environment", devices.environment(entries))
+    def on_result(result):
+        result.gpu = order.gpu
+        send("result", result.to_dict())
 
-        def on_result(result):
-            result.gpu = order.gpu
-            send("result", result.to_dict())
-        run_plan(Batch(entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2, device="gpu"), on_result)
-        send("state", {**sm_clock_now(), **gpu_state()})
-    except BaseException as exc:  # reported for this GPU; the other workers go on
-        send("error", _one_line(exc))
-        return
+    with worker_signals() as interrupts:
+        try:
+            run_share(order, send, on_result)
+        except Interrupted as stop:  # the rows it finished go back; a second SIGTERM is only noted
+            interrupts.hold()
+            for result in stop.rows:
+                on_result(result)
+            send("interrupted", stop.name)
+            return
+        except BaseException as exc:  # reported for this GPU; the other workers go on
+            send("error", _one_line(exc))
+            return
     send("done")
 
 
+def gpu_share(order: WorkOrder, send: Callable, on_result: Callable) -> None:
+    """Open the worker's GPU and run its share of the plan."""
+    plan = order.plan
+    devices = Devices(plan)
+    devices.check(plan.shapes, None)
+    entries = devices.entries(plan.rows)
+    send("environment", devices.environment(entries))
+    run_plan(Batch(entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2, device="gpu"), on_result)
+    send("state", {**sm_clock_now(), **gpu_state()})
+
+
+def gpu_worker(order: WorkOrder, outbox) -> None:
+    """The worker each GPU gets (run_on_gpus' default)."""
+    serve(order, outbox, gpu_share)
+
+
+GRACE_SECONDS = 10.0  # how long an interrupted run waits for the workers' last rows
+
+
 def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object], None],
-                worker: Callable = gpu_worker, poll_seconds: float = 0.5) -> None:
+                worker: Callable = gpu_worker, poll_seconds: float = 0.5,
+                on_interrupt: Callable[[], None] = lambda: None, grace_seconds: float = GRACE_SECONDS) -> None:
     """Start one 'spawn' process per order and pass every message to
-    ``on_message(gpu, kind, payload)`` until each worker said "done" or
-    "error"; a worker that dies silently is reported as an "error"."""
+    ``on_message(gpu, kind, payload)`` until each worker said "done",
+    "error" or "interrupted"; a worker that dies silently is reported as an
+    "error". Interrupted itself, it calls ``on_interrupt`` (the caller stops
+    raising signals), sends each worker SIGTERM, passes on what they send
+    for up to ``grace_seconds`` and raises the Interrupted again."""
     ctx = multiprocessing.get_context("spawn")
     inbox = ctx.Queue()
     # not daemonic: a worker starts a kernel file's own worker process, which a daemon may not;
@@ -93,10 +158,9 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
              for o in orders}
     finished: set[int] = set()
     silent: dict[int, int] = {}
-    try:
-        for p in procs.values():
-            p.start()
-        while len(finished) < len(procs):
+
+    def pump(deadline: float | None = None) -> None:
+        while len(finished) < len(procs) and (deadline is None or time.monotonic() < deadline):
             try:
                 gpu, kind, payload = inbox.get(timeout=poll_seconds)
             except queue_module.Empty:
@@ -110,14 +174,32 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
                 continue
             if gpu in finished:
                 continue
-            if kind in ("done", "error"):
+            if kind in ("done", "error", "interrupted"):
                 finished.add(gpu)
             on_message(gpu, kind, payload)
+
+    try:
+        with _signals_blocked():
+            for p in procs.values():
+                p.start()
+        try:
+            pump()
+        except Interrupted:
+            on_interrupt()
+            for gpu, p in procs.items():
+                if gpu not in finished and p.is_alive():
+                    os.kill(p.pid, signal.SIGTERM)
+            pump(time.monotonic() + grace_seconds)
+            raise
     finally:
         for p in procs.values():
             if p.is_alive():
                 p.terminate()
+        for p in procs.values():
             p.join(timeout=5)
+            if p.is_alive():  # one that holds SIGTERM (it is sending its last rows) past the grace
+                p.kill()
+                p.join()
 
 
 # --------------------------------------------------------------------------
@@ -212,8 +294,15 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
                 mine.setdefault("gpu", {"index": gpu})
                 failed_workers.append(gpu)
                 reporter.note(f"GPU {gpu}: worker failed: {payload}")
+            elif kind == "interrupted":
+                mine["interrupted"] = payload
+                stopped.append(payload)
+                reporter.note(f"GPU {gpu}: stopped by {payload}; the rows it finished are kept")
             refresh_notes()
-        run_workers(orders, on_message, worker)
+        stopped: list[str] = []
+        run_workers(orders, on_message, worker, on_interrupt=recording.interrupts.hold)
+        if stopped:  # a worker was stopped, this process was not: its share did not finish
+            raise Interrupted(signal.Signals[stopped[0]])
         if cpu_entries:
             run_plan(Batch(cpu_entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2, device="gpu"),
                      lambda result: landed(result, advance))

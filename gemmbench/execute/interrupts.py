@@ -51,7 +51,8 @@ def interrupted_cause(exc: BaseException) -> Interrupted | None:
 
 
 class Interrupts:
-    """Context manager installing the handlers (only in the main thread).
+    """Context manager installing the handlers (only in the main thread), for
+    ``signals`` (both, but for a --gpus worker: gemmbench.execute.gpus).
 
     The first signal is raised once, where the main thread is. Python
     swallows an exception raised inside some callbacks (a weakref's, an
@@ -59,7 +60,8 @@ class Interrupts:
     ``pending``, and the next ``checkpoint()`` raises it again.
     """
 
-    def __init__(self):
+    def __init__(self, signals: tuple = SIGNALS):
+        self.signals = signals
         self._saved = {}
         self._hook = None
         self._depth = 0
@@ -70,7 +72,7 @@ class Interrupts:
 
     def __enter__(self) -> "Interrupts":
         if threading.current_thread() is threading.main_thread():
-            for signum in SIGNALS:
+            for signum in self.signals:
                 self._saved[signum] = signal.signal(signum, self._handle)
             self._hook, sys.unraisablehook = sys.unraisablehook, self._unraisable
         return self
