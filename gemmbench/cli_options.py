@@ -167,9 +167,17 @@ SAMPLES = bounded("min_samples")
 # shared options
 # --------------------------------------------------------------------------
 
+def _one_size(ctx, param, values: tuple):
+    """-m, -n and -k name one shape: given twice they are an error, not the last value silently."""
+    if len(values) > 1:
+        raise click.BadParameter(f"given {len(values)} times ({', '.join(map(str, values))}): a command measures "
+                                 f"one shape; 'gemmbench sizes' takes several (--sweep, --shapes)")
+    return values[0] if values else None
+
+
 def shape_options(f):
     for name in ("k", "n", "m"):
-        f = click.option(f"-{name}", type=SIZE, default=None,
+        f = click.option(f"-{name}", type=SIZE, multiple=True, callback=_one_size,
                          help=f"{name.upper()} (default 4096 on the GPU, 1024 on the CPU).")(f)
     return f
 

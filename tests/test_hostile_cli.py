@@ -151,6 +151,8 @@ CLASHES = [
     (["show", "r.json", "--format", "xml"], "xml"),
     (["diff", "r.json"], "NEW"),
     (["run", "-i", "99", *QUICK], "99"),
+    (["compare", "--all", *QUICK, "-m", "96"], "-m': given 2 times (8, 96)"),
+    (["info", "-i", "28", "-k", "5", "-k", "5"], "-k': given 2 times (5, 5)"),
     (["run", "-i", "1", *QUICK, "--results-dir", "r.json"], "r.json"),
     (["run", "-i", "1", *QUICK, "--baseline", "missing.json"], "missing.json"),
     (["run", "-i", "1", *QUICK, "--baseline", "keep.png"], "keep.png"),
