@@ -126,40 +126,49 @@ def _fake_row(gpu: int, shape: Shape, rounds: int | None = None) -> KernelResult
                         samples=[1e-3] * 5, notes=notes, gpu=gpu)
 
 
-def interrupted_share(order: WorkOrder, send, on_result):
+def stopped_share(order: WorkOrder, send, on_result):
     """A GPU worker's share (gpus.serve's run_share) that finishes its first
-    shape, then is Ctrl-C'd in its second, a --rounds shape: the terminal's
-    SIGINT comes to this worker (ignored) and to the parent (sent from here),
-    which sends SIGTERM; the row the shape kept goes up with the Interrupted,
-    as measured_rows sends it. Never stopped, it ends after 60 s (the test
-    then fails: it saw "done")."""
+    shape and is stopped in its second, a --rounds shape, whose kept row goes
+    up with the Interrupted as measured_rows sends it. FAKE_STOP says how:
+    "ctrl-c", the terminal's SIGINT comes to this worker (ignored) and to the
+    parent (sent from here), which sends SIGTERM; "sigterm", someone else
+    sends GPU 1 SIGTERM (GPU 0 finishes both shapes). Never stopped, it ends
+    after 60 s (the test then fails: it saw "done")."""
     import signal
     import time
     from gemmbench.execute.interrupts import Interrupted
+    how = os.environ["FAKE_STOP"]
     send("environment", {"gpu": fake_gpu(order.gpu)})
     first, second = order.plan.shapes[:2]
     on_result(_fake_row(order.gpu, first))
+    if how == "sigterm" and order.gpu == 0:
+        on_result(_fake_row(order.gpu, second))
+        return
     try:
-        os.kill(os.getpid(), signal.SIGINT)  # ignored by a worker
-        os.kill(os.getppid(), signal.SIGINT)
+        if how == "ctrl-c":
+            os.kill(os.getpid(), signal.SIGINT)  # ignored by a worker
+            os.kill(os.getppid(), signal.SIGINT)
+        else:
+            os.kill(os.getpid(), signal.SIGTERM)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(0.01)
     except Interrupted as stop:
-        stop.rows = [_fake_row(order.gpu, second, rounds=1)]
+        stop.rows = [_fake_row(order.gpu, second, rounds=1 if how == "ctrl-c" else 2)]
         raise
 
 
-def interrupted_worker(order: WorkOrder, outbox):
+def stopped_worker(order: WorkOrder, outbox):
     from gemmbench.execute.gpus import serve
-    serve(order, outbox, interrupted_share)
+    serve(order, outbox, stopped_share)
 
 
-def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished():
+def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished(monkeypatch):
     """--gpus, Ctrl-C: the parent stops its workers with SIGTERM and keeps
     what they send back, the interrupted --rounds shape's rows included; no
     worker is reported failed, and the run ends interrupted."""
     from gemmbench.execute.interrupts import Interrupted
+    monkeypatch.setenv("FAKE_STOP", "ctrl-c")
     shapes = [Shape(64, 64, 64), Shape(96, 96, 96)]
     plan = _plan([0], ROWS[:1], shapes)
     record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
@@ -169,7 +178,7 @@ def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished():
         reporter = Reporter("csv", quiet=True)
         reporter.note = notes.append
         with pytest.raises(Interrupted) as stop:
-            run_on_gpus(plan, FakeDevices(), [], recording, reporter, interrupted_worker)
+            run_on_gpus(plan, FakeDevices(), [], recording, reporter, stopped_worker)
     assert stop.value.name == "SIGINT"
     assert [(r.shape, r.gpu, len(r.notes.get("rounds", []))) for r in record.results] == [(shapes[0], 0, 0),
                                                                                           (shapes[1], 0, 1)]
@@ -178,38 +187,15 @@ def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished():
     assert any("GPU 0: stopped by SIGTERM" in n for n in notes) and not any("failed" in n for n in notes)
 
 
-def self_stopped_share(order: WorkOrder, send, on_result):
-    """GPU 0 runs both shapes; GPU 1 is sent SIGTERM by someone else in its second."""
-    import signal
-    import time
+def test_a_worker_stopped_on_its_own_keeps_its_rows_and_the_run_ends_interrupted(monkeypatch):
     from gemmbench.execute.interrupts import Interrupted
-    send("environment", {"gpu": fake_gpu(order.gpu)})
-    first, second = order.plan.shapes[:2]
-    on_result(_fake_row(order.gpu, first))
-    if order.gpu == 0:
-        on_result(_fake_row(order.gpu, second))
-        return
-    try:
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(60)
-    except Interrupted as stop:
-        stop.rows = [_fake_row(order.gpu, second, rounds=2)]
-        raise
-
-
-def self_stopped_worker(order: WorkOrder, outbox):
-    from gemmbench.execute.gpus import serve
-    serve(order, outbox, self_stopped_share)
-
-
-def test_a_worker_stopped_on_its_own_keeps_its_rows_and_the_run_ends_interrupted():
-    from gemmbench.execute.interrupts import Interrupted
+    monkeypatch.setenv("FAKE_STOP", "sigterm")
     shapes = [Shape(64, 64, 64), Shape(96, 96, 96)]
     plan = _plan([0, 1], ROWS[:1], shapes)
     record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
     recording = Recording(record, None, Interrupts(), lambda message: None)
     with pytest.raises(Interrupted) as stop:
-        run_on_gpus(plan, FakeDevices(), [], recording, Reporter("csv", quiet=True), self_stopped_worker)
+        run_on_gpus(plan, FakeDevices(), [], recording, Reporter("csv", quiet=True), stopped_worker)
     assert stop.value.name == "SIGTERM"
     assert sorted((r.gpu, r.shape.M, len(r.notes.get("rounds", []))) for r in record.results) == [
         (0, 64, 0), (0, 96, 0), (1, 64, 0), (1, 96, 2)]

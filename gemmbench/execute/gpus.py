@@ -179,10 +179,10 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
             on_message(gpu, kind, payload)
 
     try:
-        with _signals_blocked():
-            for p in procs.values():
-                p.start()
         try:
+            with _signals_blocked():
+                for p in procs.values():
+                    p.start()
             pump()
         except Interrupted:
             on_interrupt()
