@@ -132,15 +132,17 @@ def stopped_share(order: WorkOrder, send, on_result):
     up with the Interrupted as measured_rows sends it. FAKE_STOP says how:
     "ctrl-c", the terminal's SIGINT comes to this worker (ignored) and to the
     parent (sent from here), which sends SIGTERM; "sigterm", someone else
-    sends GPU 1 SIGTERM (GPU 0 finishes both shapes). Never stopped, it ends
-    after 60 s (the test then fails: it saw "done")."""
+    sends GPU 1 SIGTERM (GPU 0 finishes both shapes); "wait", it waits before
+    its first row. Never stopped, it ends after 60 s (the test then fails: it
+    saw "done")."""
     import signal
     import time
     from gemmbench.execute.interrupts import Interrupted
     how = os.environ["FAKE_STOP"]
     send("environment", {"gpu": fake_gpu(order.gpu)})
     first, second = order.plan.shapes[:2]
-    on_result(_fake_row(order.gpu, first))
+    if how != "wait":
+        on_result(_fake_row(order.gpu, first))
     if how == "sigterm" and order.gpu == 0:
         on_result(_fake_row(order.gpu, second))
         return
@@ -148,13 +150,14 @@ def stopped_share(order: WorkOrder, send, on_result):
         if how == "ctrl-c":
             os.kill(os.getpid(), signal.SIGINT)  # ignored by a worker
             os.kill(os.getppid(), signal.SIGINT)
-        else:
+        elif how == "sigterm":
             os.kill(os.getpid(), signal.SIGTERM)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(0.01)
     except Interrupted as stop:
-        stop.rows = [_fake_row(order.gpu, second, rounds=1 if how == "ctrl-c" else 2)]
+        if how != "wait":
+            stop.rows = [_fake_row(order.gpu, second, rounds=1 if how == "ctrl-c" else 2)]
         raise
 
 
@@ -185,6 +188,40 @@ def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished(monkeypatch):
     assert record.environment["gpus"]["0"]["interrupted"] == "SIGTERM"
     assert "error" not in record.environment["gpus"]["0"]
     assert any("GPU 0: stopped by SIGTERM" in n for n in notes) and not any("failed" in n for n in notes)
+
+
+def test_ctrl_c_while_the_workers_start_stops_them_without_a_failure(monkeypatch, capfd):
+    """A SIGINT that comes while the workers are being started waits until
+    they are (the signals are blocked meanwhile), then stops them as during
+    the run: each one, SIGTERM held back until it has set its own handling,
+    says "interrupted"; nothing failed, no traceback."""
+    import contextlib
+    import signal
+    from gemmbench.execute import gpus
+    from gemmbench.execute.interrupts import Interrupted
+    monkeypatch.setenv("FAKE_STOP", "wait")
+    starting = gpus._signals_blocked
+
+    @contextlib.contextmanager
+    def interrupted_while_starting():
+        with starting():
+            yield
+            os.kill(os.getpid(), signal.SIGINT)  # pending until the mask is put back
+    monkeypatch.setattr(gpus, "_signals_blocked", interrupted_while_starting)
+    plan = _plan([0, 1], ROWS[:1], [Shape(64, 64, 64), Shape(96, 96, 96)])
+    record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
+    notes = []
+    with Interrupts() as interrupts:
+        reporter = Reporter("csv", quiet=True)
+        reporter.note = notes.append
+        with pytest.raises(Interrupted) as stop:
+            run_on_gpus(plan, FakeDevices(), [], Recording(record, None, interrupts, notes.append), reporter,
+                        stopped_worker)
+    assert stop.value.name == "SIGINT" and record.results == []
+    assert {g: v.get("interrupted") for g, v in record.environment["gpus"].items()} == {"0": "SIGTERM",
+                                                                                        "1": "SIGTERM"}
+    assert not any("failed" in n for n in notes)
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_a_worker_stopped_on_its_own_keeps_its_rows_and_the_run_ends_interrupted(monkeypatch):

@@ -75,24 +75,14 @@ def _one_line(exc: BaseException) -> str:
 @contextlib.contextmanager
 def _signals_blocked():
     """SIGINT and SIGTERM held back while the workers start: each starts with
-    them blocked (a child inherits the mask) until ``worker_signals``, and one
-    that comes to this process meanwhile is delivered here right after."""
+    them blocked (a child inherits the mask) until ``serve`` has set its own
+    handling, and one that comes to this process meanwhile is delivered here
+    right after."""
     old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
     try:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
-@contextlib.contextmanager
-def worker_signals():
-    """A worker's signals (its first step): SIGINT ignored (the parent gets
-    a terminal's and sends SIGTERM), SIGTERM raised as ``Interrupted``, once;
-    then the ones held back since the start are let through."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with Interrupts(signals=(signal.SIGTERM,)) as interrupts:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
-        yield interrupts
 
 
 def serve(order: WorkOrder, outbox, run_share: Callable) -> None:
@@ -107,8 +97,13 @@ def serve(order: WorkOrder, outbox, run_share: Callable) -> None:
         result.gpu = order.gpu
         send("result", result.to_dict())
 
-    with worker_signals() as interrupts:
+    # its signals: SIGINT ignored (the parent gets a terminal's and sends SIGTERM), SIGTERM raised as
+    # Interrupted, once; then the ones held back since the start (_signals_blocked) are let through, inside
+    # the try, so that one that was waiting is answered like any other
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with Interrupts(signals=(signal.SIGTERM,)) as interrupts:
         try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
             run_share(order, send, on_result)
         except Interrupted as stop:  # the rows it finished go back; a second SIGTERM is only noted
             interrupts.hold()
