@@ -291,11 +291,10 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
                 reporter.note(f"GPU {gpu}: worker failed: {payload}")
             elif kind == "interrupted":
                 mine["interrupted"] = payload
-                stopped.append(payload)
                 reporter.note(f"GPU {gpu}: stopped by {payload}; the rows it finished are kept")
             refresh_notes()
-        stopped: list[str] = []
         run_workers(orders, on_message, worker, on_interrupt=recording.interrupts.hold)
+        stopped = [mine["interrupted"] for mine in env["gpus"].values() if "interrupted" in mine]
         if stopped:  # a worker was stopped, this process was not: its share did not finish
             raise Interrupted(signal.Signals[stopped[0]])
         if cpu_entries:
