@@ -194,12 +194,12 @@ def _write_table(options: RunOptions, record, spec, run_spec, gpu_info, best: di
     if not record.complete:
         reporter.note(f"the run did not finish: {options.table} not written")
         return
-    timed = {shape: sum(r.kernel_id == spec.id and r.shape == shape and r.status == "pass" for r in record.results)
-             for shape in best}
+    timed = {shape: [(dict(r.params), round(r.stats.median * 1e6, 2)) for r in record.results
+                     if r.kernel_id == spec.id and r.shape == shape and r.status == "pass"] for shape in best}
     table = choice_table.ChoiceTable(
         spec.id, spec.name, gpu_info.name, gpu_info.sm_count, _dt.date.today().isoformat(),
         command_line or "gemmbench tune", source_digest(run_spec),
-        {shape: choice_table.Choice(dict(r.params), round(r.stats.median * 1e6, 2), timed[shape])
+        {shape: choice_table.choice_of(r.params, round(r.stats.median * 1e6, 2), timed[shape])
          for shape, r in best.items()})
     choice_table.write(options.table, table, options.overwrite)
     missing = len(record.options.get("shapes") or []) - len(best)

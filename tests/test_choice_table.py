@@ -14,14 +14,14 @@ import pytest
 from gemmbench.backend import Shape
 from gemmbench.fsutil import TargetError
 from gemmbench.rungs import any_shape, choice_table, gemv, get_spec
-from gemmbench.rungs.choice_table import Choice, ChoiceTable, UnusableTable
+from gemmbench.rungs.choice_table import Choice, ChoiceTable, Close, UnusableTable
 from gemmbench.tuning import file_digest, source_digest
 
 RUNG28 = get_spec("gpu", 28)
 H200_SMS = 132
 TABLE = ChoiceTable(12, "multistage cp.async", "NVIDIA H200", 132, "2026-11-24",
                     "gemmbench tune -i 12 --shapes s.csv --table t.json", "0123456789abcdef",
-                    {Shape(64, 64, 64): Choice({"BM": 64, "PACK": 0}, 5.25, 3),
+                    {Shape(64, 64, 64): Choice({"BM": 64, "PACK": 0}, 5.25, 3, (Close({"PACK": 1}, 5.4),)),
                      Shape(1, 4096, 4096): Choice({"BM": 128, "PACK": 1}, 27.37, 73)})
 
 
@@ -30,8 +30,21 @@ def test_a_table_round_trips_one_line_per_shape(tmp_path):
     choice_table.write(path, TABLE)
     assert choice_table.read(path) == TABLE
     text = path.read_text()
-    assert '  "64x64x64": {"params": {"BM": 64, "PACK": 0}, "time_us": 5.25, "candidates": 3},' in text.splitlines()
+    assert ('  "64x64x64": {"params": {"BM": 64, "PACK": 0}, "time_us": 5.25, "candidates": 3, '
+            '"close": [{"changed": {"PACK": 1}, "time_us": 5.4}]},') in text.splitlines()
+    assert '  "1x4096x4096": {"params": {"BM": 128, "PACK": 1}, "time_us": 27.37, "candidates": 73}' in text
     assert json.loads(text)["version"] == choice_table.VERSION
+
+
+def test_a_choice_keeps_the_candidates_within_five_percent_of_it_fastest_first():
+    timed = [({"BM": 64, "SPLITS": 1}, 10.0), ({"BM": 64, "SPLITS": 2}, 10.5), ({"BM": 128, "SPLITS": 2}, 10.2),
+             ({"BM": 128, "SPLITS": 1}, 10.51), ({"BM": 32, "SPLITS": 1}, 10.0)]
+    choice = choice_table.choice_of({"BM": 64, "SPLITS": 1}, 10.0, timed)
+    assert choice.candidates == 5 and choice.close == (
+        Close({"BM": 32}, 10.0), Close({"BM": 128, "SPLITS": 2}, 10.2), Close({"SPLITS": 2}, 10.5))
+    assert choice.time_of({"BM": 64, "SPLITS": 1}) == 10.0 and choice.time_of({"BM": 128, "SPLITS": 2}) == 10.2
+    assert choice.time_of({"BM": 128, "SPLITS": 1}) is None  # 5.1% slower: not kept
+    assert choice.time_of({"BM": 128}) is None  # not a candidate's whole parameters
 
 
 def test_an_existing_file_is_kept_without_overwrite(tmp_path):
@@ -56,6 +69,7 @@ def _with(**changes) -> dict:
 
 _DROP = object()
 _GOOD = {"params": {"BM": 64}, "time_us": 5.0, "candidates": 3}
+_NEAR = {"changed": {"BM": 32}, "time_us": 5.1}
 
 
 @pytest.mark.parametrize("data, fragment", [
@@ -84,6 +98,17 @@ _GOOD = {"params": {"BM": 64}, "time_us": 5.0, "candidates": 3}
     (_with(choices={"64x64x64": {**_GOOD, "time_us": 0}}), "time_us should be > 0"),
     (_with(choices={"64x64x64": {**_GOOD, "time_us": "5"}}), "time_us should be float"),
     (_with(choices={"64x64x64": {k: v for k, v in _GOOD.items() if k != "candidates"}}), "missing field"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": {}}}), "close should be list"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [_NEAR] * 3}}), "close holds 3 candidates of 3"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [5]}}), "close[0] should be an object"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{"time_us": 5.1}]}}),
+     "missing field choices['64x64x64'].close[0].'changed'"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{**_NEAR, "changed": {}}]}}), "should name some of the choice's"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{**_NEAR, "changed": {"BN": 64}}]}}), "should name some of the"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{**_NEAR, "changed": {"BM": -2}}]}}), "changed.BM should be an"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{**_NEAR, "time_us": 4.9}]}}), "within 5% above the choice's 5.0"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{**_NEAR, "time_us": 5.3}]}}), "not 5.3"),
+    (_with(choices={"64x64x64": {**_GOOD, "close": [{**_NEAR, "time_us": "5"}]}}), "time_us should be float"),
 ])
 def test_a_hostile_table_is_refused_naming_the_field(tmp_path, data, fragment):
     path = tmp_path / "t.json"

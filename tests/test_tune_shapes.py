@@ -299,6 +299,14 @@ def test_tune_across_a_shape_set_writes_a_table_and_one_cache_entry_per_class(ca
     for shape, choice in table.choices.items():
         assert choice.params == expected_best(shape) and choice.candidates == len(tried[shape])
         assert choice.time_us == pytest.approx(1e6 * fake_seconds(RUNG28, shape, choice.params), abs=0.01)
+        # beside the best, every other candidate within 5% of it, fastest first
+        us = {repr(sorted(p.items())): 1e6 * fake_seconds(RUNG28, shape, p) for p in tried[shape]}
+        near = sorted(t for key, t in us.items() if key != repr(sorted(choice.params.items()))
+                      and t <= 1.05 * choice.time_us)
+        assert [c.time_us for c in choice.close] == pytest.approx(near, abs=0.01)
+        assert all(choice.time_of(p) == pytest.approx(t, abs=0.01) for p in tried[shape]
+                   if (t := us[repr(sorted(p.items()))]) <= 1.05 * choice.time_us)
+    assert sum(len(c.close) for c in table.choices.values()) > 0  # the made-up times do hold near-ties
 
     # the tuning cache: per shape class, the best of its largest shape
     entries = dict(TuningCache(tmp_path / "cache" / "tuning.json"))

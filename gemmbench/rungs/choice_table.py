@@ -10,13 +10,19 @@ The file is JSON::
      "created": "2026-11-23", "command": "gemmbench tune -i 28 --shapes ...",
      "source_digest": "<16 hex digits>",
      "choices": {"1024x1023x1024": {"params": {"BM": 64, ...}, "time_us": 66.9,
-                                    "candidates": 60}, ...}}
+                                    "candidates": 60,
+                                    "close": [{"changed": {"SPLITS": 4}, "time_us": 67.3}, ...]},
+                 ...}}
 
 ``command`` is what made it (run it again on that GPU to remake it);
 ``source_digest`` is the rung's code as nvcc got it, comments and layout
 aside (gemmbench.tuning), so a table measured on another version of the
 kernel is not used for this one; per shape, ``time_us`` is the median of one call of the choice and
-``candidates`` how many were verified and timed there.
+``candidates`` how many were verified and timed there; ``close`` (left out
+when empty) the other candidates timed within CLOSE of the best, fastest
+first, each as the parameters in which it differs from the choice: the
+near-ties, whose order the next remake may swap, and what a rung's own
+model of its choice is checked against (it need not pick the very best).
 
 Nothing read is trusted: ``read`` takes the file through gemmbench.fsutil's
 reader (a regular file, bounded size, nesting and numbers) and checks every
@@ -42,19 +48,52 @@ from ..validate import MAX_DIMENSION
 
 FORMAT = "gemmbench choice table"
 VERSION = 1
-MAX_BYTES = 4 << 20  # a thousand shapes (a shape set's most) take under 1 MiB
+MAX_BYTES = 4 << 20  # a thousand shapes (a shape set's most) take about 1 MiB
+CLOSE = 0.05  # a candidate this much slower than the best, or less, is kept beside it
 _SHAPE = re.compile(r"([0-9]{1,10})x([0-9]{1,10})x([0-9]{1,10})")
 _DIGEST = re.compile(r"[0-9a-f]{16}")
 
 
 @dataclass(frozen=True)
+class Close:
+    """A candidate timed within CLOSE of a shape's best: the parameters in
+    which it differs from the best, and its median time per call (us)."""
+
+    changed: dict[str, int]
+    time_us: float
+
+
+@dataclass(frozen=True)
 class Choice:
     """The best candidate at one shape: its parameters, its median time per
-    call (microseconds) and how many candidates were timed there."""
+    call (microseconds), how many candidates were timed there, and the others
+    timed within CLOSE of it."""
 
     params: dict[str, int]
     time_us: float
     candidates: int
+    close: tuple[Close, ...] = ()
+
+    def time_of(self, params: dict) -> float | None:
+        """The measured time (us) of ``params`` here: the best's, a close one's, or None (slower than CLOSE
+        allows, or not a candidate)."""
+        if params == self.params:
+            return self.time_us
+        return next((c.time_us for c in self.close if {**self.params, **c.changed} == params), None)
+
+    def to_dict(self) -> dict:
+        out = {"params": dict(self.params), "time_us": self.time_us, "candidates": self.candidates}
+        if self.close:
+            out["close"] = [{"changed": dict(c.changed), "time_us": c.time_us} for c in self.close]
+        return out
+
+
+def choice_of(best: dict, best_us: float, timed: list[tuple[dict, float]]) -> Choice:
+    """The Choice of a shape whose candidates were timed as ``timed`` ((params, us), the best among them):
+    the best, with those within CLOSE of it, fastest first."""
+    close = sorted((us, i, {k: v for k, v in p.items() if best.get(k) != v}) for i, (p, us) in enumerate(timed)
+                   if us <= best_us * (1 + CLOSE) and p != best)
+    return Choice(dict(best), best_us, len(timed), tuple(Close(changed, us) for us, _, changed in close))
 
 
 @dataclass(frozen=True)
@@ -74,8 +113,7 @@ class ChoiceTable:
         return {"format": FORMAT, "version": VERSION, "rung": self.rung, "kernel": self.kernel, "gpu": self.gpu,
                 "sm_count": self.sm_count, "created": self.created, "command": self.command,
                 "source_digest": self.source_digest,
-                "choices": {str(shape): {"params": dict(c.params), "time_us": c.time_us, "candidates": c.candidates}
-                            for shape, c in self.choices.items()}}
+                "choices": {str(shape): c.to_dict() for shape, c in self.choices.items()}}
 
     def to_json(self) -> str:
         """The file's text: one line per shape, so that a remade table diffs shape by shape."""
@@ -136,8 +174,9 @@ def shipped(path: Path, source: str) -> tuple[ChoiceTable | None, str | None]:
 
 def measured_line(table: ChoiceTable, choice: Choice, path: Path) -> str:
     """The part of a rung's ``explain`` line that says its choice came from the table."""
+    close = f"; {len(choice.close)} other{'s' * (len(choice.close) != 1)} within {CLOSE:.0%}" if choice.close else ""
     return (f"measured the fastest of {choice.candidates} choices on the {table.gpu} "
-            f"({choice.time_us:.1f} us; {Path(path).name})")
+            f"({choice.time_us:.1f} us{close}; {Path(path).name})")
 
 
 def usable_choice(table: ChoiceTable | None, M: int, N: int, K: int, sm_count: int, names,
@@ -212,12 +251,32 @@ def _shape(key: str) -> Shape:
     return Shape(*dims)
 
 
+def _params(params: dict, where: str) -> dict:
+    for name, value in params.items():
+        if type(value) is not int or value < 0:
+            raise _Invalid(f"{where}.{name} should be an integer >= 0, not {_describe(value)}")
+    return dict(params)
+
+
 def _choice(entry, where: str) -> Choice:
     if not isinstance(entry, dict):
         raise _Invalid(f"{where[:-1]} should be an object, not {_describe(entry)}")
-    params = _field(entry, "params", dict, where)
-    for name, value in params.items():
-        if type(value) is not int or value < 0:
-            raise _Invalid(f"{where}params.{name} should be an integer >= 0, not {_describe(value)}")
-    return Choice(dict(params), _positive(_field(entry, "time_us", float, where), f"{where}time_us"),
-                  _positive(_field(entry, "candidates", int, where), f"{where}candidates"))
+    params = _params(_field(entry, "params", dict, where), f"{where}params")
+    time_us = _positive(_field(entry, "time_us", float, where), f"{where}time_us")
+    candidates = _positive(_field(entry, "candidates", int, where), f"{where}candidates")
+    close = _field(entry, "close", list, where) if "close" in entry else []
+    if len(close) >= candidates:
+        raise _Invalid(f"{where}close holds {len(close)} candidates of {candidates}")
+    kept = []
+    for i, other in enumerate(close):
+        at = f"{where}close[{i}]"
+        if not isinstance(other, dict):
+            raise _Invalid(f"{at} should be an object, not {_describe(other)}")
+        changed = _params(_field(other, "changed", dict, at + "."), f"{at}.changed")
+        if not changed or not set(changed) <= set(params):
+            raise _Invalid(f"{at}.changed should name some of the choice's parameters, not {_describe(changed)}")
+        us = _field(other, "time_us", float, at + ".")
+        if not time_us <= us <= time_us * (1 + CLOSE) + 0.01:  # 0.01: both rounded to hundredths
+            raise _Invalid(f"{at}.time_us should be within {CLOSE:.0%} above the choice's {time_us}, not {us}")
+        kept.append(Close(changed, us))
+    return Choice(params, time_us, candidates, tuple(kept))
