@@ -47,6 +47,14 @@ def test_a_choice_keeps_the_candidates_within_five_percent_of_it_fastest_first()
     assert choice.time_of({"BM": 128}) is None  # not a candidate's whole parameters
 
 
+def test_the_measured_line_names_the_near_ties_where_the_table_kept_them():
+    with_close, without = TABLE.choices[Shape(64, 64, 64)], TABLE.choices[Shape(1, 4096, 4096)]
+    assert choice_table.measured_line(TABLE, with_close, "t.json") == (
+        "measured the fastest of 3 choices on the NVIDIA H200 (5.2 us; 1 other within 5%; t.json)")
+    assert choice_table.measured_line(TABLE, without, "t.json") == (
+        "measured the fastest of 73 choices on the NVIDIA H200 (27.4 us; t.json)")
+
+
 def test_an_existing_file_is_kept_without_overwrite(tmp_path):
     path = tmp_path / "t.json"
     path.write_text("mine")
