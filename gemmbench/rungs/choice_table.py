@@ -90,9 +90,10 @@ class Choice:
 
 def choice_of(best: dict, best_us: float, timed: list[tuple[dict, float]]) -> Choice:
     """The Choice of a shape whose candidates were timed as ``timed`` ((params, us), the best among them):
-    the best, with those within CLOSE of it, fastest first."""
-    close = sorted((us, i, {k: v for k, v in p.items() if best.get(k) != v}) for i, (p, us) in enumerate(timed)
-                   if us <= best_us * (1 + CLOSE) and p != best)
+    the best, with those within CLOSE of it, fastest first (those with the best's parameter names: a close
+    one is written as the values it changes)."""
+    close = sorted((us, i, {k: v for k, v in p.items() if best[k] != v}) for i, (p, us) in enumerate(timed)
+                   if us <= best_us * (1 + CLOSE) and p != best and p.keys() == best.keys())
     return Choice(dict(best), best_us, len(timed), tuple(Close(changed, us) for us, _, changed in close))
 
 
