@@ -166,25 +166,33 @@ def stopped_worker(order: WorkOrder, outbox):
     serve(order, outbox, stopped_share)
 
 
+STOPPED_SHAPES = [Shape(64, 64, 64), Shape(96, 96, 96)]
+
+
+def _run_stopped(gpus: list[int]):
+    """run_on_gpus over STOPPED_SHAPES with stopped_worker, signal handlers in place as in a command:
+    (the Interrupted it raised, the record, the notes it printed)."""
+    from gemmbench.execute.interrupts import Interrupted
+    record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
+    notes = []
+    with Interrupts() as interrupts:
+        reporter = Reporter("csv", quiet=True)
+        reporter.note = notes.append
+        with pytest.raises(Interrupted) as stop:
+            run_on_gpus(_plan(gpus, ROWS[:1], STOPPED_SHAPES), FakeDevices(), [],
+                        Recording(record, None, interrupts, notes.append), reporter, stopped_worker)
+    return stop.value, record, notes
+
+
 def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished(monkeypatch):
     """--gpus, Ctrl-C: the parent stops its workers with SIGTERM and keeps
     what they send back, the interrupted --rounds shape's rows included; no
     worker is reported failed, and the run ends interrupted."""
-    from gemmbench.execute.interrupts import Interrupted
     monkeypatch.setenv("FAKE_STOP", "ctrl-c")
-    shapes = [Shape(64, 64, 64), Shape(96, 96, 96)]
-    plan = _plan([0], ROWS[:1], shapes)
-    record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
-    notes = []
-    with Interrupts() as interrupts:
-        recording = Recording(record, None, interrupts, notes.append)
-        reporter = Reporter("csv", quiet=True)
-        reporter.note = notes.append
-        with pytest.raises(Interrupted) as stop:
-            run_on_gpus(plan, FakeDevices(), [], recording, reporter, stopped_worker)
-    assert stop.value.name == "SIGINT"
-    assert [(r.shape, r.gpu, len(r.notes.get("rounds", []))) for r in record.results] == [(shapes[0], 0, 0),
-                                                                                          (shapes[1], 0, 1)]
+    stop, record, notes = _run_stopped([0])
+    assert stop.name == "SIGINT"
+    assert [(r.shape, r.gpu, len(r.notes.get("rounds", []))) for r in record.results] == [
+        (STOPPED_SHAPES[0], 0, 0), (STOPPED_SHAPES[1], 0, 1)]
     assert record.environment["gpus"]["0"]["interrupted"] == "SIGTERM"
     assert "error" not in record.environment["gpus"]["0"]
     assert any("GPU 0: stopped by SIGTERM" in n for n in notes) and not any("failed" in n for n in notes)
@@ -198,7 +206,6 @@ def test_ctrl_c_while_the_workers_start_stops_them_without_a_failure(monkeypatch
     import contextlib
     import signal
     from gemmbench.execute import gpus
-    from gemmbench.execute.interrupts import Interrupted
     monkeypatch.setenv("FAKE_STOP", "wait")
     starting = gpus._signals_blocked
 
@@ -208,16 +215,8 @@ def test_ctrl_c_while_the_workers_start_stops_them_without_a_failure(monkeypatch
             yield
             os.kill(os.getpid(), signal.SIGINT)  # pending until the mask is put back
     monkeypatch.setattr(gpus, "_signals_blocked", interrupted_while_starting)
-    plan = _plan([0, 1], ROWS[:1], [Shape(64, 64, 64), Shape(96, 96, 96)])
-    record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
-    notes = []
-    with Interrupts() as interrupts:
-        reporter = Reporter("csv", quiet=True)
-        reporter.note = notes.append
-        with pytest.raises(Interrupted) as stop:
-            run_on_gpus(plan, FakeDevices(), [], Recording(record, None, interrupts, notes.append), reporter,
-                        stopped_worker)
-    assert stop.value.name == "SIGINT" and record.results == []
+    stop, record, notes = _run_stopped([0, 1])
+    assert stop.name == "SIGINT" and record.results == []
     assert {g: v.get("interrupted") for g, v in record.environment["gpus"].items()} == {"0": "SIGTERM",
                                                                                         "1": "SIGTERM"}
     assert not any("failed" in n for n in notes)
@@ -225,15 +224,9 @@ def test_ctrl_c_while_the_workers_start_stops_them_without_a_failure(monkeypatch
 
 
 def test_a_worker_stopped_on_its_own_keeps_its_rows_and_the_run_ends_interrupted(monkeypatch):
-    from gemmbench.execute.interrupts import Interrupted
     monkeypatch.setenv("FAKE_STOP", "sigterm")
-    shapes = [Shape(64, 64, 64), Shape(96, 96, 96)]
-    plan = _plan([0, 1], ROWS[:1], shapes)
-    record = RunRecord("compare", "gpu", {"seed": 0, "flush_l2": False}, {"gpu": fake_gpu(0), "gpus": {}})
-    recording = Recording(record, None, Interrupts(), lambda message: None)
-    with pytest.raises(Interrupted) as stop:
-        run_on_gpus(plan, FakeDevices(), [], recording, Reporter("csv", quiet=True), stopped_worker)
-    assert stop.value.name == "SIGTERM"
+    stop, record, _ = _run_stopped([0, 1])
+    assert stop.name == "SIGTERM"
     assert sorted((r.gpu, r.shape.M, len(r.notes.get("rounds", []))) for r in record.results) == [
         (0, 64, 0), (0, 96, 0), (1, 64, 0), (1, 96, 2)]
     assert record.environment["gpus"]["1"]["interrupted"] == "SIGTERM"
