@@ -37,6 +37,11 @@ CONFIGS: dict[str, Params] = {
     # 4096^3). Its 128x128 tiles were no faster than these at 4096^3 and slower at the skinny and long-K
     # shapes where the loop pays (4096x256x4096, 4096x128x4096, 512x512x32768), so only these are compiled.
     "in-kernel k-major 64x128": dict(multistage.R19_CONFIGS["small"], KMAJOR_A=2, VECTOR=0),
+    # ... and 128x64 tiles for N <= 64 (one column of tiles), built for 3 blocks an SM (164 registers; for 4 it
+    # spills). H200, 8192x64x8192 in 6 splits: 206 us against 221 for the 64x64 row-major tiles (the tune of
+    # the twenty-fourth session), 0.98 of SGEMM against 0.92
+    "in-kernel k-major 128x64": dict(BM=128, BN=64, BK=16, TM=8, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=3,
+                                     KMAJOR_A=2, VECTOR=0),
     "row-major 128x128": dict(multistage.CONFIGS["medium"], KMAJOR_A=0, VECTOR=0),
     "row-major 64x64": dict(multistage.CONFIGS["small"], KMAJOR_A=0, VECTOR=0),
     # thin tiles: a shape with M (or N) <= 16 computes 16 rows (columns) per tile, not 64-128
@@ -48,6 +53,9 @@ CONFIGS: dict[str, Params] = {
 }
 VECTOR_THREADS = 256   # per block of the VECTOR kernel (28_any_shape.cu: kVectorThreads)
 VECTOR_MAX = 8         # the most rows (M) it takes (kMaxVector)
+# configurations tried only where N is at most this (elsewhere wider tiles were faster: H200, the 128x64
+# in-kernel tiles at 1000^3 84.0% of SGEMM against 91.4%, 256x256x65536 84.3% against 92.9%)
+NARROW_ONLY = {"in-kernel k-major 128x64": 128}
 SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 DEFAULT: Params = {**CONFIGS["k-major 128x128"], "SPLITS": 1, "PACK": 1}
 SEARCH_SPACE = {**multistage.SEARCH_SPACE_19, "KMAJOR_A": [0, 1, 2], "SPLITS": list(SPLIT_CHOICES), "PACK": [0, 1]}
@@ -119,8 +127,10 @@ def config_name(p: Params) -> str:
 # more warps resident (H200: rung 19's tiles 51 TFLOP/s at 4096^3, rung 13's
 # 42 at 2048^3; the thin tiles read 2.5 shared float4s per 16 FMAs a k-step;
 # H100, 4096^3: the in-kernel k-major tiles at 91-93% of the pre-pass loop's
-# rate; 0.76-0.82 tried against the H100 table's choices, 0.78 agreed best).
+# rate; 0.76-0.82 tried against the H100 table's choices, 0.78 agreed best; for the 128x64 tiles, 0.70-0.78
+# pick alike against the H200 table of the twenty-fourth session, 0.80 and up worse).
 _EFFICIENCY = {"k-major 128x128": 0.86, "k-major 64x128": 0.83, "in-kernel k-major 64x128": 0.78,
+               "in-kernel k-major 128x64": 0.76,
                "row-major 128x128": 0.71, "row-major 64x64": 0.62, "row-major 16x128": 0.40,
                "row-major 128x16": 0.40}  # VECTOR: memory
 _WARPS_FOR_FULL_RATE = 8
@@ -128,7 +138,8 @@ _WARPS_FOR_FULL_RATE = 8
 # times (blocks per SM / MIN_BLOCKS) ** this. Of 0 to 1, 0.1 agrees best with the H100 table's measured
 # choices (the same configuration, splits and PACK at 69 of its 100 non-GEMV shapes, against 60 without;
 # with the table remade on 2026-11-28, 66 against 58, tied with 0.3; with the H200 table of 2026-11-29, 77 of 100
-# against 65 without, 75 at 0.2 and 72 at 0.3; with its remake of the twenty-second session, 71 against 61, 68 and 66).
+# against 65 without, 75 at 0.2 and 72 at 0.3; with its remake of the twenty-second session, 71 against 61, 68 and 66;
+# with the twenty-fourth's, 70 against 60, 69 and 72, and within 5% of the best at 92 against 89, 91 and 92).
 _OCCUPANCY_EXPONENT = 0.1
 _PEAK_PER_SM = 2 * 128 * 1.755e9     # FP32 flop/s of one SM at the H200's sustained clock
 _BLOCK_OVERHEAD = 2.0e-6             # prologue (STAGES-1 tiles of latency) + epilogue of a block, s
@@ -218,12 +229,12 @@ def estimate(M: int, N: int, K: int, sm_count: int, name: str, splits: int, pack
 
 def candidates(M: int, N: int, K: int, sm_count: int) -> list[tuple[str, int, int]]:
     """The (configuration, splits, PACK) choices worth considering at a shape:
-    every configuration that takes the shape, unsplit, and split while each
+    every configuration that takes the shape (and, of NARROW_ONLY, is narrow enough), unsplit, and split while each
     split keeps at least two K tiles (eight values of K for VECTOR) and the
     blocks stay within four waves; PACK 0 as well as 1 where rows are unaligned."""
     out = []
     for name, p in CONFIGS.items():
-        if shape_reason(M, N, p):
+        if shape_reason(M, N, p) or N > NARROW_ONLY.get(name, N):
             continue
         tiles = 1 if p["VECTOR"] else _tiles(M, N, K, p, 1)[0]
         k_steps = math.ceil(K / (4 if p["VECTOR"] else p["BK"]))
