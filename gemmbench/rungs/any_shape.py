@@ -37,9 +37,9 @@ CONFIGS: dict[str, Params] = {
     # 4096^3). Its 128x128 tiles were no faster than these at 4096^3 and slower at the skinny and long-K
     # shapes where the loop pays (4096x256x4096, 4096x128x4096, 512x512x32768), so only these are compiled.
     "in-kernel k-major 64x128": dict(multistage.R19_CONFIGS["small"], KMAJOR_A=2, VECTOR=0),
-    # ... and 128x64 tiles for N <= 64 (one column of tiles), built for 3 blocks an SM (164 registers; for 4 it
-    # spills). H200, 8192x64x8192 in 6 splits: 206 us against 221 for the 64x64 row-major tiles (the tune of
-    # the twenty-fourth session), 0.98 of SGEMM against 0.92
+    # ... and 128x64 tiles for narrow N (tried where N <= 128: NARROW_ONLY), built for 3 blocks an SM (164
+    # registers; for 4 it spills). H200, 8192x64x8192 in 6 splits: 206 us against 221 for the 64x64 row-major
+    # tiles (the tune of the twenty-fourth session), 0.98 of SGEMM against 0.92
     "in-kernel k-major 128x64": dict(BM=128, BN=64, BK=16, TM=8, TN=8, NUM_THREADS=128, STAGES=4, MIN_BLOCKS=3,
                                      KMAJOR_A=2, VECTOR=0),
     "row-major 128x128": dict(multistage.CONFIGS["medium"], KMAJOR_A=0, VECTOR=0),
