@@ -45,6 +45,12 @@ def test_a_large_square_takes_the_k_major_loop_unsplit():
     assert p["KMAJOR_A"] == 1 and p["SPLITS"] == 1 and (p["BM"], p["BN"]) == (128, 128)
 
 
+@pytest.mark.parametrize("N, tried", [(64, True), (127, True), (128, True), (129, False), (4096, False)])
+def test_the_128x64_tiles_are_tried_only_where_n_is_at_most_128(N, tried):
+    names = {c for c, _, _ in any_shape.candidates(8192, N, 8192, H200_SMS)}
+    assert ("in-kernel k-major 128x64" in names) == tried, sorted(names)
+
+
 def test_split_and_pack_are_read_at_run_time_not_compiled_in():
     p = SPEC.params_for(64, 64, 131072, H200_SMS)
     assert SPEC.defines(p) == SPEC.defines({**p, "SPLITS": 1, "PACK": 0})
