@@ -194,13 +194,17 @@ def _write_table(options: RunOptions, record, spec, run_spec, gpu_info, best: di
     if not record.complete:
         reporter.note(f"the run did not finish: {options.table} not written")
         return
-    timed = {shape: [(dict(r.params), round(r.stats.median * 1e6, 2)) for r in record.results
-                     if r.kernel_id == spec.id and r.shape == shape and r.status == "pass"] for shape in best}
+    def us(r) -> float:  # a row's median per call, as the table keeps it
+        return round(r.stats.median * 1e6, 2)
+
+    timed: dict = {shape: [] for shape in best}  # every verified candidate of each shape: one pass over the rows
+    for r in record.results:
+        if r.kernel_id == spec.id and r.status == "pass" and r.shape in timed:
+            timed[r.shape].append((dict(r.params), us(r)))
     table = choice_table.ChoiceTable(
         spec.id, spec.name, gpu_info.name, gpu_info.sm_count, _dt.date.today().isoformat(),
         command_line or "gemmbench tune", source_digest(run_spec),
-        {shape: choice_table.choice_of(r.params, round(r.stats.median * 1e6, 2), timed[shape])
-         for shape, r in best.items()})
+        {shape: choice_table.choice_of(r.params, us(r), timed[shape]) for shape, r in best.items()})
     choice_table.write(options.table, table, options.overwrite)
     missing = len(record.options.get("shapes") or []) - len(best)
     reporter.note(f"wrote the best of each shape to {options.table} ({len(best)} shapes"
