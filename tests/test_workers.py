@@ -230,6 +230,7 @@ def test_a_worker_stopped_on_its_own_keeps_its_rows_and_the_run_ends_interrupted
     assert sorted((r.gpu, r.shape.M, len(r.notes.get("rounds", []))) for r in record.results) == [
         (0, 64, 0), (0, 96, 0), (1, 64, 0), (1, 96, 2)]
     assert record.environment["gpus"]["1"]["interrupted"] == "SIGTERM"
+    assert record.planned == 4  # both GPUs' rows: a run stopped on two GPUs never says "4 of 2 kernels"
 
 
 class FakeDevices:

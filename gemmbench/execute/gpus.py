@@ -274,6 +274,7 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
     if devices.gpu is not None:
         _warm_compile_cache(devices.gpu, [e for e in entries if e.backend.device == "gpu"], plan.shapes)
     steps = sum(o.plan.steps for o in orders) + len(cpu_entries) * len(plan.shapes)
+    record.planned = steps  # every GPU's share: "after 15 of 42 kernels" counts the rows of all of them
     reporter.note(f"{plan.command} on GPUs {', '.join(map(str, plan.gpus))}: one worker process each")
     with reporter.progress(steps, plan.command, record, recording.interrupts.deferred) as advance:
         def on_message(gpu: int, kind: str, payload):
