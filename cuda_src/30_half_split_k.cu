@@ -13,6 +13,9 @@
 //   K tile of 128 x 128 x 64 against 24 KiB per 64 x 128 x 64), which pays
 //   once K has 32 tiles of 64 or more (1024 x 1024 x 4096: 81.4% against
 //   70.7%); the exchange itself costs about 2,300 cycles.
+// - KSPLIT = S > 2, for long K and still fewer tiles: S blocks per C tile,
+//   each over an S-th of K, write FP32 sums that a second kernel adds up and
+//   rounds (half_partials.cuh), so tiles x S blocks fill the GPU.
 // Elsewhere the kernel is rung 26's.
 //
 // Evidence: the README's 16-bit ladder section.
@@ -33,17 +36,28 @@ static_assert(CLUSTER == 2, "K splits in pairs: clusters of two blocks");
 #else
 #include "half_cluster.cuh"
 #endif
+#if KSPLIT > 2
+#include "half_partials.cuh"
+#endif
 
 extern "C" __global__ void CLUSTER_LAUNCH __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b,
       const __grid_constant__ TensorMap map_c, int M, int N, int K, float alpha, float beta, elem16* __restrict__ C,
-      int store_c) {
+      int store_c
+#if KSPLIT > 2
+      , float* __restrict__ partials
+#endif
+) {
     extern __shared__ __align__(1024) unsigned char smem[];
+#if KSPLIT > 2
+    cluster_gemm(smem, map_a, map_b, M, N, K, PartialEpilogue{partials, M, N}, [] {});
+#else
     StoreEpilogue store{map_c, C, M, N, alpha, beta, store_c && beta == 0.0f};
 #if KSPLIT == 2
     split_gemm(smem, map_a, map_b, M, N, K, store, [&] { store.finish(); });
 #else
     cluster_gemm(smem, map_a, map_b, M, N, K, store, [&] { store.finish(); });
+#endif
 #endif
 }
 

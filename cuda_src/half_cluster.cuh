@@ -11,9 +11,17 @@
 // reuse); rank r takes row CLUSTER * pm + r. When the tile rows do not fill
 // the last group, its blocks past the end compute tiles past M: TMA fills
 // their A with zeros, their stores are guarded (or clipped) away, and they
-// still load and share their part of B.
+// still load and share their part of B. With KSPLIT > 2 (rungs 30-33, no
+// clusters) a unit is a C tile and one of KSPLIT parts of K's tiles
+// (cluster_unit; half_partials.cuh writes its sums).
+
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
 
 constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (1, 2 or 4)
+// K's tiles in this many parts, one unit each (half_partials.cuh); 1 for a pair's split (half_split.cuh) too
+constexpr int kUnitSplits = KSPLIT > 2 ? KSPLIT : 1;
 static_assert(kClusterBlocks == 1 || kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 1, 2 or 4 blocks");
 static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
 constexpr int kClusterShare = kHalfBBoxes / kClusterBlocks;  // B boxes each block loads for the cluster
@@ -36,16 +44,35 @@ __device__ __forceinline__ void cluster_tile_origin(int unit, int M, int N, unsi
     n0 = tn * BN;
 }
 
-// The producer (one thread): for each unit of this cluster, every K tile: its
+// What unit `unit` of the grid (cluster_units x kUnitSplits of them) computes: the C tile of this block
+// and K tiles [k_begin, k_begin + k_count), part `split` of K (empty where the parts do not divide K).
+struct ClusterUnit {
+    int m0, n0, k_begin, k_count, split;
+};
+__device__ __forceinline__ ClusterUnit cluster_unit(int unit, int M, int N, int K, unsigned rank) {
+    const int k_tiles = CEIL_DIV(K, kHalfBK);
+    ClusterUnit u{0, 0, 0, k_tiles, 0};
+    if constexpr (kUnitSplits > 1) {
+        const int tiles = cluster_units(M, N), per = CEIL_DIV(k_tiles, kUnitSplits);
+        u.split = unit / tiles;
+        unit -= u.split * tiles;
+        u.k_begin = min(k_tiles, u.split * per);
+        u.k_count = min(k_tiles, u.k_begin + per) - u.k_begin;
+    }
+    cluster_tile_origin(unit, M, N, rank, u.m0, u.n0);
+    return u;
+}
+
+// The producer (one thread): for each unit of this cluster, its K tiles: its
 // own A box and its share of the B boxes, multicast into every block.
 __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const TensorMap& map_a, const TensorMap& map_b,
                                                 int M, int N, int K, unsigned rank, int cluster, int clusters) {
-    const int units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
+    const int units = cluster_units(M, N) * kUnitSplits;
     int it = 0;  // K tiles issued: slot it % STAGES, its phase (it / STAGES) & 1
     for (int unit = cluster; unit < units; unit += clusters) {
-        int m0, n0;
-        cluster_tile_origin(unit, M, N, rank, m0, n0);
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+        const ClusterUnit u = cluster_unit(unit, M, N, K, rank);
+        const int m0 = u.m0, n0 = u.n0;
+        for (int kt = u.k_begin; kt < u.k_begin + u.k_count; ++kt, ++it) {
             const int s = it % STAGES;
             if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
             if constexpr (kClusterBlocks == 1) {  // no cluster: rung 22's loads
@@ -87,8 +114,8 @@ __device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int
 // blocks of kHalfBlock threads): the ring, the producer warpgroup, and the
 // consumer warpgroups, which after each C tile call
 // `epilogue(ring, acc, m0, n0, wg, owned)` to write their 64 rows of it
-// (owned(c): every 64-column box c is theirs) and after their last tile
-// `finish()`.
+// (owned(c): every 64-column box c is theirs; with KSPLIT > 2 one more
+// argument, the unit's part of K) and after their last tile `finish()`.
 template <typename Epilogue, typename Finish>
 __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMap& map_a, const TensorMap& map_b,
                                              int M, int N, int K, Epilogue&& epilogue, Finish&& finish) {
@@ -105,15 +132,25 @@ __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMa
         if (tid == kHalfConsumers) cluster_produce(ring, map_a, map_b, M, N, K, rank, cluster, clusters);
     } else {
         half_setmaxnreg_inc<kHalfConsumerRegs>();
-        const int wg = tid / 128, units = cluster_units(M, N), k_tiles = CEIL_DIV(K, kHalfBK);
+        const int wg = tid / 128, units = cluster_units(M, N) * kUnitSplits;
         float acc[kHalfAcc];
         int it = 0;  // K tiles consumed by this block so far
 #pragma unroll 1
         for (int unit = cluster; unit < units; unit += clusters) {
-            int m0, n0;
-            cluster_tile_origin(unit, M, N, rank, m0, n0);
-            half_consume(ring, acc, k_tiles, it, wg, [&](int s) { cluster_release(ring, s, lane); });
-            epilogue(ring, acc, m0, n0, wg, [](int) { return true; });
+            const ClusterUnit u = cluster_unit(unit, M, N, K, rank);
+            const auto all = [](int) { return true; };
+            if constexpr (kUnitSplits == 1) {
+                half_consume(ring, acc, u.k_count, it, wg, [&](int s) { cluster_release(ring, s, lane); });
+                epilogue(ring, acc, u.m0, u.n0, wg, all);
+            } else {
+                if (u.k_count > 0) {
+                    half_consume(ring, acc, u.k_count, it, wg, [&](int s) { cluster_release(ring, s, lane); });
+                } else {  // an empty part of K still writes its zeros: the reduction reads every slice
+#pragma unroll
+                    for (int i = 0; i < kHalfAcc; ++i) acc[i] = 0.0f;
+                }
+                epilogue(ring, acc, u.m0, u.n0, wg, all, u.split);
+            }
         }
         finish();
     }

@@ -176,15 +176,25 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
     assert spec.grid(1024, 1024, 1024, p) == (128, 1, 1)
     assert "no clusters" in spec.explain(1024, 1024, 1024, 132, p)
     # long K (32 K tiles of 64 and more): 128 x 128 tiles, a pair of blocks per tile, not persistent
-    for shape in ((1024, 1024, 2048), (512, 512, 4096), (127, 255, 2051)):
+    for shape in ((1024, 1024, 2048), (1024, 1024, 4096), (128, 4096, 4096), (4096, 64, 4096)):
         p = picked(*shape)
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (128, 128, 2, 2, 0)
         assert spec.grid(*shape, p)[0] == 2 * -(-shape[0] // 128) * -(-shape[1] // 128)
         assert "K split in pairs" in spec.explain(*shape, 132, p)
     assert picked(1024, 1024, 1984)["KSPLIT"] == 1  # 31 K tiles
-    for shape in ((16, 8192, 8192), (64, 4096, 4096)):  # a pair's 128 rows would be half empty: no clusters
+    for shape in ((16, 8192, 8192), (64, 2048, 1024)):  # a pair's 128 rows would be half empty: no clusters
         p = picked(*shape)
         assert (p["KSPLIT"], p["CLUSTER"]) == (1, 1)
+    # few tiles and long K: 64 x 128 tiles, K in as many parts as keep one wave (each of 8 K tiles or more), where
+    # that gives 4x the blocks of the schedule above (512 x 512 x 4096: 128 blocks against 32 in pairs)
+    for shape, splits in (((16, 4096, 4096), 4), ((512, 512, 4096), 4), ((256, 256, 65536), 16),
+                          ((128, 128, 65536), 64), ((64, 64, 131072), 64), ((127, 255, 2051), 4)):
+        p = picked(*shape)
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (64, 128, 1, splits, 1), shape
+        tiles = -(-shape[0] // 64) * -(-shape[1] // 128)
+        assert spec.grid(*shape, p)[0] == tiles * splits <= 132
+        assert f"K split {splits} ways through FP32 sums" in spec.explain(*shape, 132, p)
+    assert picked(512, 512, 1024)["KSPLIT"] == 1  # 16 K tiles: two parts of 8 at most, too few for the partials
     # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice
     assert picked(1536, 1536, 4096)["KSPLIT"] == 1
     for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)):
@@ -202,7 +212,9 @@ def test_the_k_split_pairs_are_checked():
     assert "not persistent" in spec.invalid_reason({**pair, "PERSISTENT": 1})
     assert "clusters of 2 blocks" in spec.invalid_reason({**pair, "CLUSTER": 1})
     assert spec.invalid_reason({**pair, "BN": 256, "STAGES": 2}) is not None
-    assert spec.invalid_reason({**pair, "KSPLIT": 3}) == "KSPLIT must be 1 or 2"
+    assert spec.invalid_reason({**pair, "KSPLIT": 65}) == "KSPLIT must be 1 to 64"
+    assert "takes CLUSTER 1" in spec.invalid_reason({**pair, "KSPLIT": 3})
+    assert spec.invalid_reason({**pair, "KSPLIT": 3, "CLUSTER": 1}) is None
     assert "exceed 227 KiB" in spec.invalid_reason({**pair, "STAGES": 5})
 
 

@@ -55,6 +55,29 @@ def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, shape):
     assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+# Rungs 30-33's K split through FP32 partial sums (KSPLIT > 2): parts of K with no K tile (7 x 13 x 5 in 3 and
+# 8 parts: they write zeros), M * N odd (the reduction one element at a time), N odd (4-byte partial stores),
+# 128 x 128 tiles and a grid that is not persistent, both passes (the reduction reads C where beta != 0).
+PARTIALS = {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "PERSISTENT": 1}
+
+
+@pytest.mark.parametrize("rung", [30, 31, 32, 33])
+@pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(127, 255, 2051), Shape(1000, 1001, 999), Shape(33, 256, 4097)],
+                         ids=str)
+@pytest.mark.parametrize("split", [{"KSPLIT": 3}, {"KSPLIT": 8},
+                                   {"KSPLIT": 5, "BM": 128, "STAGES": 4, "PERSISTENT": 0}], ids=["3", "8", "5-128-flat"])
+def test_k_split_through_partials_matches_fp64_reference(gpu, load_problem, rung, shape, split):
+    from gemmbench.rungs import get_spec
+    spec = get_spec("gpu", rung)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("the K split through partials is the sm_90a path")
+    problem, passes = load_problem(gpu, shape, seed=29, elements=(spec.precision,))
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **PARTIALS, **split}
+    assert spec.invalid_reason(params) is None
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
+    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 # Rung 32/33's one-load B in each of the kernel's paths: clusters of one (every box in one load), multicast with
 # two boxes per block (one 3-D multicast load) and with one (2-D, also with 192-row tiles: three consumer
 # warpgroups), and the K split in pairs; N a multiple of 64

@@ -51,7 +51,10 @@ split-K kernel and a reduction for small shapes):
                 swizzle) for a TMA-store epilogue: sgemm(map_A, map_B,
                 map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
                 map_A in map_C's place) where C's rows are not 16-byte
-                multiples or C is not 16-byte aligned.
+                multiples or C is not 16-byte aligned. With KSPLIT = S > 2
+                (rungs 30-33), a last argument: S FP32 slices of M x N
+                (partials), and after it reduce_splits16(M, N, S, alpha,
+                partials, beta, C).
 """
 
 from __future__ import annotations
@@ -366,11 +369,17 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
             c_ok = tensormap.pitch_for_tma(N, 2) == N and int(ctx.C) % 16 == 0
             maps.append(tensormap.encode(tensormap.matrix_map(M, N, 64, 64, 128, N, element), int(ctx.C))
                         if c_ok else maps[0])
-        formats = "T" * len(maps) + "iiiffP" + ("i" if store_c else "")  # the maps, M, N, K, alpha, beta, C[, store_c]
+        splits = ctx.params.get("KSPLIT", 1) if ctx.params.get("KSPLIT", 1) > 2 else 1  # sums through partials
+        partials = ctx.workspace(splits * M * N) if splits > 1 else None
+        # the maps, M, N, K, alpha, beta, C[, store_c][, partials]
+        formats = "T" * len(maps) + "iiiffP" + ("i" if store_c else "") + ("P" if partials is not None else "")
         layout = ctx.param_layout("sgemm", len(formats))
     except tensormap.TensorMapError as exc:
         raise SkipKernel(str(exc)) from None
-    values = (*maps, M, N, K, 1.0, 0.0, int(ctx.C)) + ((int(c_ok),) if store_c else ())
+    values = (*maps, M, N, K, 1.0, 0.0, int(ctx.C)) + ((int(c_ok),) if store_c else ()) \
+        + ((int(partials),) if partials is not None else ())
+    reduce = ctx.kernel("reduce_splits16", "iiifPfP") if partials is not None else None
+    reduce_grid = ctx.elementwise_grid(M * N, 2 * ELEMENTWISE_BLOCK[0])  # two elements a thread
     params = tensormap.pack_params(layout, formats, values)
     sgemm, stream = ctx.kernel("sgemm", f"{layout.size}s", smem), ctx.stream
     alpha_index = len(maps) + 3
@@ -381,6 +390,9 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
         tensormap.set_scalar(params, layout, alpha_index, "f", alpha)
         tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
+        if reduce is not None:
+            reduce.prepared_async_call(reduce_grid, ELEMENTWISE_BLOCK, stream, M, N, splits, alpha, partials, beta,
+                                       ctx.C)
     return gemm
 
 

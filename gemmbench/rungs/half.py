@@ -154,21 +154,24 @@ def _split_smem(p: Params) -> int:
 
 
 def _split_grid(M: int, N: int, K: int, p: Params):
-    """Rung 26's grid, or with KSPLIT 2 two blocks (a cluster) per C tile."""
+    """Rung 26's grid, with KSPLIT 2 two blocks (a cluster) per C tile, with KSPLIT S > 2 a unit per C tile and
+    S-th of K (a persistent launch caps it at the SM count)."""
     if p.get("KSPLIT", 1) == 1:
         return _ws_grid(M, N, K, p)
-    return (2 * ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, 1)
+    return (p["KSPLIT"] * ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, 1)
 
 
 def _check_split(p: Params, smem=_split_smem) -> str | None:
     reason = _check_cluster(p, smem)
     if reason:
         return reason
-    if p["KSPLIT"] not in (1, 2):
-        return "KSPLIT must be 1 or 2"
+    if not 1 <= p["KSPLIT"] <= MAX_KSPLIT:
+        return f"KSPLIT must be 1 to {MAX_KSPLIT}"
     if p["KSPLIT"] == 2 and (p["CLUSTER"] != 2 or p["PERSISTENT"] or p["BN"] != 128):
         return ("KSPLIT 2 takes clusters of 2 blocks, BN 128 (the partial sums a warpgroup sends) and a grid "
                 "that is not persistent (one C tile per cluster)")
+    if p["KSPLIT"] > 2 and p["CLUSTER"] != 1:
+        return "KSPLIT above 2 (sums through global memory) takes CLUSTER 1: each block loads its own B"
     return None
 
 
@@ -180,6 +183,25 @@ def _check_split(p: Params, smem=_split_smem) -> str | None:
 # where the tiles run more than one wave; the pairs pay from 32 K tiles up, where their fewer bytes per
 # multiply-add outweigh the exchange of partial sums (about 2,300 cycles at 1024^3).
 _SPLIT_TILE = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
+MAX_KSPLIT = 64  # KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16
+# K split S > 2 ways through FP32 sums in global memory (half_partials.cuh), 64 x 128 tiles: measured on the H200
+# against cuBLAS BF16 in one run, three rounds (% of cuBLAS; the schedule above -> 64 x 128 tiles in S parts):
+# 256x256x65536 15.6 -> 93.4 (S 16), 128x128x65536 7.8 -> 61.8 (S 16), 512x512x32768 35.9 -> 86.0 (S 4),
+# 16x4096x4096 55.6 -> 76.8 (S 4), 64x4096x4096 58.3 -> 78.2 (S 4). One wave of units beat two (16x4096x4096 S 8:
+# 72.9). It lost where it only doubled the blocks: 128x4096x4096 87.3 in pairs against 83.2 (128 x 128 tiles,
+# S 4), and where the tiles already fill the GPU (1024x1024x16384 93.2 in pairs against 80.6 at best). So S is the
+# most parts that keep one wave, each at least 8 K tiles long, taken where that gives 4x the blocks or more.
+_PARTIALS_TILE = {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "PERSISTENT": 1}
+_PARTIALS_MIN_K_TILES = 8
+_PARTIALS_MIN_GAIN = 4
+
+
+def _partials_split(M: int, N: int, K: int, sm_count: int, blocks: int) -> int | None:
+    """The K parts for the split through partials where it pays against a schedule of ``blocks`` blocks in one
+    wave, else None."""
+    tiles = ceil_div(M, _PARTIALS_TILE["BM"]) * ceil_div(N, _PARTIALS_TILE["BN"])
+    splits = min(sm_count // tiles, ceil_div(K, 64) // _PARTIALS_MIN_K_TILES, MAX_KSPLIT)
+    return splits if splits > 2 and tiles * splits >= _PARTIALS_MIN_GAIN * blocks else None
 _SPLIT_MIN_K_TILES = 32
 
 
@@ -196,14 +218,23 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
             return alone
         return chosen
     if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and 2 * ceil_div(M, 128) * ceil_div(N, 128) <= sm_count:
-        return {**chosen, **_SPLIT_TILE}
-    return {**chosen, "CLUSTER": 1}
+        few = {**chosen, **_SPLIT_TILE}
+        blocks = 2 * ceil_div(M, 128) * ceil_div(N, 128)
+    else:
+        few = {**chosen, "CLUSTER": 1}
+        blocks = ceil_div(M, 64) * ceil_div(N, 128)
+    splits = _partials_split(M, N, K, sm_count, blocks)
+    return {**chosen, **_PARTIALS_TILE, "KSPLIT": splits} if splits else few
 
 
 def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     """Rung 30's schedule at a shape, and why (the table footer and ``info``)."""
     tiles = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
     tile = f"{p['BM']} x {p['BN']} tiles"
+    if p.get("KSPLIT", 1) > 2:
+        return (f"{tile}, K split {p['KSPLIT']} ways through FP32 sums in global memory: {tiles} tiles x "
+                f"{p['KSPLIT']} parts of the {ceil_div(K, 64)} K tiles = {tiles * p['KSPLIT']} blocks for {sm_count} "
+                f"SMs, then a second kernel adds the parts and rounds C")
     if p.get("KSPLIT", 1) == 2:
         return (f"{tile}, K split in pairs: a cluster of two blocks per tile, each over half of the "
                 f"{ceil_div(K, 64)} K tiles, summed in distributed shared memory ({2 * tiles} blocks for "
@@ -258,7 +289,7 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
             **({"KSPLIT": 1} if split else {}), **({"B3D": 1} if b3d else {}), "BF16": bf16}
     space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
              "PERSISTENT": [0, 1], **({"CLUSTER": [1, 2, 4] if split else [2, 4]} if cluster else {}),
-             **({"KSPLIT": [1, 2]} if split else {}), **({"B3D": [0, 1]} if b3d else {})}
+             **({"KSPLIT": [1, 2, 4, 8, 16]} if split else {}), **({"B3D": [0, 1]} if b3d else {})}
     base_check = _check_split if split else _check_cluster if cluster else _check_ws
 
     def check(p: Params) -> str | None:
