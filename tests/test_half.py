@@ -176,7 +176,7 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
     assert spec.grid(1024, 1024, 1024, p) == (128, 1, 1)
     assert "no clusters" in spec.explain(1024, 1024, 1024, 132, p)
     # long K (32 K tiles of 64 and more): 128 x 128 tiles, a pair of blocks per tile, not persistent
-    for shape in ((1024, 1024, 2048), (1024, 1024, 4096), (128, 4096, 4096), (4096, 64, 4096)):
+    for shape in ((1024, 1024, 2048), (1024, 1024, 4096), (128, 4096, 4096), (4096, 128, 4096)):
         p = picked(*shape)
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (128, 128, 2, 2, 0)
         assert spec.grid(*shape, p)[0] == 2 * -(-shape[0] // 128) * -(-shape[1] // 128)
@@ -195,6 +195,14 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert spec.grid(*shape, p)[0] == tiles * splits <= 132
         assert f"K split {splits} ways through FP32 sums" in spec.explain(*shape, 132, p)
     assert picked(512, 512, 1024)["KSPLIT"] == 1  # 16 K tiles: two parts of 8 at most, too few for the partials
+    # N at most 64: 128 x 128 tiles in parts where that doubles the pairs' blocks in one wave; not at N = 128, nor
+    # where the tiles alone are 64 (8192 x 64 x 8192: 3 parts would be two waves)
+    for shape in ((4096, 16, 4096), (4096, 64, 4096)):
+        p = picked(*shape)
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (128, 128, 1, 4, 1), shape
+        assert spec.grid(*shape, p)[0] == 128
+    for shape in ((4096, 128, 4096), (8192, 64, 8192)):
+        assert picked(*shape)["KSPLIT"] == 2, shape
     # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice
     assert picked(1536, 1536, 4096)["KSPLIT"] == 1
     for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)):

@@ -191,17 +191,35 @@ MAX_KSPLIT = 64  # KSPLIT above 2: that many FP32 slices of C in global memory, 
 # 72.9). It lost where it only doubled the blocks: 128x4096x4096 87.3 in pairs against 83.2 (128 x 128 tiles,
 # S 4), and where the tiles already fill the GPU (1024x1024x16384 93.2 in pairs against 80.6 at best). So S is the
 # most parts that keep one wave, each at least 8 K tiles long, taken where that gives 4x the blocks or more.
+# Where N is at most 64 (one column of tiles), 128 x 128 tiles in parts at 2x the blocks of the pairs, in two
+# runs (pairs -> 4 parts): 4096x16x4096 66.2, 64.5 -> 75.5, 75.0; 4096x64x4096 62.9, 62.6 -> 75.4, 79.7. Not
+# taken elsewhere: at N = 128 a tie (4096x128x4096 61.7 -> 62.1), across N a loss (128x4096x4096 88.4 -> 83.8).
 _PARTIALS_TILE = {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "PERSISTENT": 1}
+_NARROW_PARTIALS_TILE = {**_PARTIALS_TILE, "BM": 128, "STAGES": 4}
 _PARTIALS_MIN_K_TILES = 8
 _PARTIALS_MIN_GAIN = 4
+_NARROW_PARTIALS_MAX_N, _NARROW_PARTIALS_MIN_GAIN = 64, 2
 
 
-def _partials_split(M: int, N: int, K: int, sm_count: int, blocks: int) -> int | None:
-    """The K parts for the split through partials where it pays against a schedule of ``blocks`` blocks in one
-    wave, else None."""
-    tiles = ceil_div(M, _PARTIALS_TILE["BM"]) * ceil_div(N, _PARTIALS_TILE["BN"])
+def _partials_split(M: int, N: int, K: int, sm_count: int, blocks: int, tile: Params = _PARTIALS_TILE,
+                    gain: int = _PARTIALS_MIN_GAIN) -> int | None:
+    """The K parts for the split through partials in ``tile``s where it gives ``gain`` times the blocks of a
+    schedule of ``blocks`` blocks in one wave, else None."""
+    tiles = ceil_div(M, tile["BM"]) * ceil_div(N, tile["BN"])
     splits = min(sm_count // tiles, ceil_div(K, 64) // _PARTIALS_MIN_K_TILES, MAX_KSPLIT)
-    return splits if splits > 2 and tiles * splits >= _PARTIALS_MIN_GAIN * blocks else None
+    return splits if splits > 2 and tiles * splits >= gain * blocks else None
+
+
+def _partials_choice(M: int, N: int, K: int, sm_count: int, blocks: int) -> Params | None:
+    """The tiles and parts of the split through partials where it pays (the measurements above), else None."""
+    splits = _partials_split(M, N, K, sm_count, blocks)
+    if splits:
+        return {**_PARTIALS_TILE, "KSPLIT": splits}
+    if N <= _NARROW_PARTIALS_MAX_N:
+        splits = _partials_split(M, N, K, sm_count, blocks, _NARROW_PARTIALS_TILE, _NARROW_PARTIALS_MIN_GAIN)
+        if splits:
+            return {**_NARROW_PARTIALS_TILE, "KSPLIT": splits}
+    return None
 _SPLIT_MIN_K_TILES = 32
 
 
@@ -223,8 +241,8 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     else:
         few = {**chosen, "CLUSTER": 1}
         blocks = ceil_div(M, 64) * ceil_div(N, 128)
-    splits = _partials_split(M, N, K, sm_count, blocks)
-    return {**chosen, **_PARTIALS_TILE, "KSPLIT": splits} if splits else few
+    partials = _partials_choice(M, N, K, sm_count, blocks)
+    return {**chosen, **partials} if partials else few
 
 
 def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
