@@ -198,6 +198,31 @@ def test_ctrl_c_on_gpus_keeps_every_row_the_workers_finished(monkeypatch):
     assert any("GPU 0: stopped by SIGTERM" in n for n in notes) and not any("failed" in n for n in notes)
 
 
+def test_a_signal_while_a_row_is_read_waits_for_the_row(monkeypatch):
+    """Ctrl-C that lands while the parent reads a worker's row: the row is
+    handed on first, then the run stops as usual. (Raised in the middle of the
+    read, it left half a message in the pipe: the next read failed, "Ran out
+    of input", and the row was lost; seen on a loaded 2-core machine.)"""
+    import signal
+    from gemmbench.execute import gpus
+    receive, sent = gpus._receive, []
+
+    def signalled_while_reading(inbox, timeout):
+        message = receive(inbox, timeout)
+        if message[1] == "result" and not sent:
+            sent.append(message)
+            os.kill(os.getpid(), signal.SIGINT)  # its handler runs before this read returns
+        return message
+    monkeypatch.setattr(gpus, "_receive", signalled_while_reading)
+    monkeypatch.setenv("FAKE_STOP", "row")  # the first row, then wait to be stopped
+    stop, record, notes = _run_stopped([0])
+    assert stop.name == "SIGINT" and sent
+    assert [(r.shape, r.gpu, len(r.notes.get("rounds", []))) for r in record.results] == [
+        (STOPPED_SHAPES[0], 0, 0), (STOPPED_SHAPES[1], 0, 2)]
+    assert record.environment["gpus"]["0"]["interrupted"] == "SIGTERM"
+    assert not any("failed" in n for n in notes)
+
+
 def test_ctrl_c_while_the_workers_start_stops_them_without_a_failure(monkeypatch, capfd):
     """A SIGINT that comes while the workers are being started waits until
     they are (the signals are blocked meanwhile), then stops them as during

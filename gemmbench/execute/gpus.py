@@ -138,13 +138,17 @@ GRACE_SECONDS = 10.0  # how long an interrupted run waits for the workers' last 
 
 def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object], None],
                 worker: Callable = gpu_worker, poll_seconds: float = 0.5,
-                on_interrupt: Callable[[], None] = lambda: None, grace_seconds: float = GRACE_SECONDS) -> None:
+                on_interrupt: Callable[[], None] = lambda: None, grace_seconds: float = GRACE_SECONDS,
+                deferred: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext) -> None:
     """Start one 'spawn' process per order and pass every message to
     ``on_message(gpu, kind, payload)`` until each worker said "done",
     "error" or "interrupted"; a worker that dies silently is reported as an
     "error". Interrupted itself, it calls ``on_interrupt`` (the caller stops
     raising signals), sends each worker SIGTERM, passes on what they send
-    for up to ``grace_seconds`` and raises the Interrupted again."""
+    for up to ``grace_seconds`` and raises the Interrupted again. Each
+    message is read and handed on inside ``deferred()`` (Interrupts.deferred:
+    a signal waits for the block's end): raised in the middle of a read, it
+    would leave half a message in the pipe, and the next read would fail."""
     ctx = multiprocessing.get_context("spawn")
     inbox = ctx.Queue()
     # not daemonic: a worker starts a kernel file's own worker process, which a daemon may not;
@@ -156,22 +160,24 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
 
     def pump(deadline: float | None = None) -> None:
         while len(finished) < len(procs) and (deadline is None or time.monotonic() < deadline):
-            try:
-                gpu, kind, payload = inbox.get(timeout=poll_seconds)
-            except queue_module.Empty:
-                for gpu, p in procs.items():
-                    # dead with no last word: give its queued messages one more poll, then report it
-                    if gpu not in finished and not p.is_alive():
-                        silent[gpu] = silent.get(gpu, 0) + 1
-                        if silent[gpu] >= 2:
-                            finished.add(gpu)
-                            on_message(gpu, "error", f"worker process ended without finishing (exit code {p.exitcode})")
-                continue
-            if gpu in finished:
-                continue
-            if kind in ("done", "error", "interrupted"):
-                finished.add(gpu)
-            on_message(gpu, kind, payload)
+            with deferred():
+                try:
+                    gpu, kind, payload = _receive(inbox, poll_seconds)
+                except queue_module.Empty:
+                    for gpu, p in procs.items():
+                        # dead with no last word: give its queued messages one more poll, then report it
+                        if gpu not in finished and not p.is_alive():
+                            silent[gpu] = silent.get(gpu, 0) + 1
+                            if silent[gpu] >= 2:
+                                finished.add(gpu)
+                                on_message(gpu, "error",
+                                           f"worker process ended without finishing (exit code {p.exitcode})")
+                    continue
+                if gpu in finished:
+                    continue
+                if kind in ("done", "error", "interrupted"):
+                    finished.add(gpu)
+                on_message(gpu, kind, payload)
 
     try:
         try:
@@ -195,6 +201,11 @@ def run_workers(orders: list[WorkOrder], on_message: Callable[[int, str, object]
             if p.is_alive():  # one that holds SIGTERM (it is sending its last rows) past the grace
                 p.kill()
                 p.join()
+
+
+def _receive(inbox, timeout: float) -> tuple:
+    """The next (gpu, kind, payload) from the workers; queue.Empty after ``timeout`` seconds."""
+    return inbox.get(timeout=timeout)
 
 
 # --------------------------------------------------------------------------
@@ -294,7 +305,8 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
                 mine["interrupted"] = payload
                 reporter.note(f"GPU {gpu}: stopped by {payload}; the rows it finished are kept")
             refresh_notes()
-        run_workers(orders, on_message, worker, on_interrupt=recording.interrupts.hold)
+        run_workers(orders, on_message, worker, on_interrupt=recording.interrupts.hold,
+                    deferred=recording.interrupts.deferred)
         stopped = [mine["interrupted"] for mine in env["gpus"].values() if "interrupted" in mine]
         if stopped:  # a worker was stopped, this process was not: its share did not finish
             raise Interrupted(signal.Signals[stopped[0]])
