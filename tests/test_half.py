@@ -4,6 +4,7 @@ one fails), the ladder's records and 16-bit tensor maps."""
 
 import ctypes
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -324,16 +325,26 @@ class _Module:
         return _Function(name, self.calls)
 
 
-def _tma16(monkeypatch, rung, shape, clusters_that_fit=66, helpers=False):
+def _layout(formats: str) -> tensormap.ParamLayout:
+    """Where a kernel with these parameters (pack_params' letters) holds them: each at its natural alignment."""
+    slots, at = [], 0
+    for f in formats:
+        size = {"T": 128, "i": 4, "f": 4, "P": 8}[f]
+        at = -(-at // min(size, 64)) * min(size, 64)
+        slots.append((at, size))
+        at += size
+    return tensormap.ParamLayout(tuple(slots))
+
+
+def _tma16(monkeypatch, rung, shape, clusters_that_fit=66, helpers=False, formats="TTiiiffP"):
     """The tma16 driver with pycuda, the driver's map encoder and parameter query stood in for (with
-    ``helpers``, the helper files too)."""
+    ``helpers``, the helper files too); ``formats``: the kernel's parameters."""
     maps = []
     monkeypatch.setattr(tensormap, "encode", lambda m, address: maps.append((m, address)) or bytes(128))
     spec = get_spec("gpu", rung)
     params = spec.params_for(shape.M, shape.N, shape.K, 132)
     module, words = _Module(), []
-    layout = tensormap.ParamLayout(((0, 128), (128, 128), (256, 4), (260, 4), (264, 4), (268, 4), (272, 4),
-                                    (280, 8)))
+    layout = _layout(formats)
 
     def workspace(n):
         words.append(n)
@@ -355,6 +366,21 @@ def test_tma16_pads_rows_that_are_not_8_elements_and_maps_16_bit_boxes(monkeypat
     assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.element) == (5, 9, 16, params["BM"], 64, "fp16")
     assert (b.rows, b.cols, b.pitch, b.box_rows, b.box_cols, b.element) == (9, 37, 40, 64, 64, "fp16")
     assert calls[2][1] == (1, 1, 1) and calls[2][2] == (128 * params["BM"] // 64 + 128, 1, 1)
+
+
+def test_tma16_splits_k_through_partials_then_reduces_to_the_16_bit_c(monkeypatch):
+    """Rung 32 at 256 x 256 x 65536: 8 tiles of 64 x 128 in 16 parts of K; the kernel gets a workspace of 16
+    FP32 slices of C as its last parameter, then reduce_splits16 adds them with the call's alpha and beta,
+    two elements a thread."""
+    formats = "TTTiiiffPiP"  # the maps of A, B and C, M, N, K, alpha, beta, C, store_c, partials
+    params, maps, calls, words = _tma16(monkeypatch, 32, Shape(256, 256, 65536), formats=formats)
+    assert (params["BM"], params["BN"], params["CLUSTER"], params["KSPLIT"]) == (64, 128, 1, 16)
+    assert words == [16 * 256 * 256]
+    (gemm, gemm_grid, _, (block,)), (reduce, reduce_grid, reduce_block, reduce_args) = calls
+    assert gemm == "sgemm" and gemm_grid == (128, 1, 1)
+    assert struct.unpack_from("<Q", block, _layout(formats).slots[-1][0]) == (0x1000,)
+    assert reduce == "reduce_splits16" and reduce_args == (256, 256, 16, 0.5, 0x1000, 2.0, 0x30)
+    assert reduce_block == (256, 1, 1) and reduce_grid == (256 * 256 // 512, 1, 1)
 
 
 def test_tma16_padding_copies_take_a_thread_per_16_byte_group(monkeypatch):
