@@ -361,6 +361,8 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     element = precision_class(ctx.spec.precision).inputs
     launches = []
     (a, a_pitch), (b, b_pitch) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N), element_bytes=2)
+    splits = ctx.params.get("KSPLIT", 1)  # above 2: K in that many parts, their sums through FP32 partials
+    partials = ctx.workspace(splits * M * N) if splits > 2 else None
     try:
         maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
                 tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element,
@@ -369,8 +371,6 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
             c_ok = tensormap.pitch_for_tma(N, 2) == N and int(ctx.C) % 16 == 0
             maps.append(tensormap.encode(tensormap.matrix_map(M, N, 64, 64, 128, N, element), int(ctx.C))
                         if c_ok else maps[0])
-        splits = ctx.params.get("KSPLIT", 1) if ctx.params.get("KSPLIT", 1) > 2 else 1  # sums through partials
-        partials = ctx.workspace(splits * M * N) if splits > 1 else None
         # the maps, M, N, K, alpha, beta, C[, store_c][, partials]
         formats = "T" * len(maps) + "iiiffP" + ("i" if store_c else "") + ("P" if partials is not None else "")
         layout = ctx.param_layout("sgemm", len(formats))

@@ -183,6 +183,7 @@ def _check_split(p: Params, smem=_split_smem) -> str | None:
 # where the tiles run more than one wave; the pairs pay from 32 K tiles up, where their fewer bytes per
 # multiply-add outweigh the exchange of partial sums (about 2,300 cycles at 1024^3).
 _SPLIT_TILE = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
+_SPLIT_MIN_K_TILES = 32
 MAX_KSPLIT = 64  # KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16
 # K split S > 2 ways through FP32 sums in global memory (half_partials.cuh), 64 x 128 tiles: measured on the H200
 # against cuBLAS BF16 in one run, three rounds (% of cuBLAS; the schedule above -> 64 x 128 tiles in S parts):
@@ -220,7 +221,6 @@ def _partials_choice(M: int, N: int, K: int, sm_count: int, blocks: int) -> Para
         if splits:
             return {**_NARROW_PARTIALS_TILE, "KSPLIT": splits}
     return None
-_SPLIT_MIN_K_TILES = 32
 
 
 def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
@@ -235,12 +235,11 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
         if ceil_div(M, alone["BM"]) == 1:  # one row of tiles: a cluster's second block would only compute past M
             return alone
         return chosen
-    if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and 2 * ceil_div(M, 128) * ceil_div(N, 128) <= sm_count:
-        few = {**chosen, **_SPLIT_TILE}
-        blocks = 2 * ceil_div(M, 128) * ceil_div(N, 128)
+    pairs = 2 * ceil_div(M, 128) * ceil_div(N, 128)  # blocks of the K split in pairs
+    if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and pairs <= sm_count:
+        few, blocks = {**chosen, **_SPLIT_TILE}, pairs
     else:
-        few = {**chosen, "CLUSTER": 1}
-        blocks = ceil_div(M, 64) * ceil_div(N, 128)
+        few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
     partials = _partials_choice(M, N, K, sm_count, blocks)
     return {**chosen, **partials} if partials else few
 
