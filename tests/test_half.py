@@ -189,7 +189,7 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
     # few tiles and long K: 64 x 128 tiles, K in as many parts as keep one wave (each of 8 K tiles or more), where
     # that gives 4x the blocks of the schedule above (512 x 512 x 4096: 128 blocks against 32 in pairs)
     for shape, splits in (((16, 4096, 4096), 4), ((512, 512, 4096), 4), ((256, 256, 65536), 16),
-                          ((128, 128, 65536), 64), ((64, 64, 131072), 64), ((127, 255, 2051), 4)):
+                          ((128, 128, 65536), 66), ((64, 64, 131072), 128), ((127, 255, 2051), 4)):
         p = picked(*shape)
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (64, 128, 1, splits, 1), shape
         tiles = -(-shape[0] // 64) * -(-shape[1] // 128)
@@ -212,6 +212,25 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert "sharing B by multicast" in spec.explain(*shape, 132, p)
 
 
+def test_the_reduction_shares_an_item_among_threads_where_few_items_meet_many_parts():
+    """reduce16_parts on 132 SMs: from 32 parts on, threads share an item while the items' threads fill less
+    than half of the 270,336 thread slots and each thread adds at least 4 parts, up to 32 threads an item."""
+    from gemmbench.rungs.half import reduce16_parts
+    # the shapes it was measured at: (items of C, parts) -> threads per item
+    assert reduce16_parts(64 * 64 // 2, 128, 132) == 32
+    assert reduce16_parts(64 * 64 // 2, 64, 132) == 16
+    assert reduce16_parts(128 * 128 // 2, 66, 132) == 16
+    assert reduce16_parts(256 * 256 // 2, 16, 132) == 1
+    assert reduce16_parts(128 * 1024 // 2, 8, 132) == 1
+    for items in (512 * 512 // 2, 16 * 4096 // 2, 4096 * 64 // 2):
+        assert reduce16_parts(items, 4, 132) == 1
+    assert reduce16_parts(1000 * 1001 // 2, 128, 132) == 1  # enough items for the GPU's threads
+    for items in (1, 91, 4224, 32385, 70000):
+        for splits in range(3, 129):
+            parts = reduce16_parts(items, splits, 132)
+            assert parts & (parts - 1) == 0 and parts <= 32 and (parts == 1 or 32 <= splits and 4 * parts <= splits)
+
+
 def test_the_k_split_pairs_are_checked():
     spec = get_spec("gpu", 31)
     pair = {**spec.params, "BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
@@ -221,7 +240,7 @@ def test_the_k_split_pairs_are_checked():
     assert "not persistent" in spec.invalid_reason({**pair, "PERSISTENT": 1})
     assert "clusters of 2 blocks" in spec.invalid_reason({**pair, "CLUSTER": 1})
     assert spec.invalid_reason({**pair, "BN": 256, "STAGES": 2}) is not None
-    assert spec.invalid_reason({**pair, "KSPLIT": 65}) == "KSPLIT must be 1 to 64"
+    assert spec.invalid_reason({**pair, "KSPLIT": 129}) == "KSPLIT must be 1 to 128"
     assert "takes CLUSTER 1" in spec.invalid_reason({**pair, "KSPLIT": 3})
     assert spec.invalid_reason({**pair, "KSPLIT": 3, "CLUSTER": 1}) is None
     assert "exceed 227 KiB" in spec.invalid_reason({**pair, "STAGES": 5})
@@ -371,7 +390,7 @@ def test_tma16_pads_rows_that_are_not_8_elements_and_maps_16_bit_boxes(monkeypat
 def test_tma16_splits_k_through_partials_then_reduces_to_the_16_bit_c(monkeypatch):
     """Rung 32 at 256 x 256 x 65536: 8 tiles of 64 x 128 in 16 parts of K; the kernel gets a workspace of 16
     FP32 slices of C as its last parameter, then reduce_splits16 adds them with the call's alpha and beta,
-    two elements a thread."""
+    a thread per two elements (16 parts: too few to share an item among threads)."""
     formats = "TTTiiiffPiP"  # the maps of A, B and C, M, N, K, alpha, beta, C, store_c, partials
     params, maps, calls, words = _tma16(monkeypatch, 32, Shape(256, 256, 65536), formats=formats)
     assert (params["BM"], params["BN"], params["CLUSTER"], params["KSPLIT"]) == (64, 128, 1, 16)
@@ -379,7 +398,7 @@ def test_tma16_splits_k_through_partials_then_reduces_to_the_16_bit_c(monkeypatc
     (gemm, gemm_grid, _, (block,)), (reduce, reduce_grid, reduce_block, reduce_args) = calls
     assert gemm == "sgemm" and gemm_grid == (128, 1, 1)
     assert struct.unpack_from("<Q", block, _layout(formats).slots[-1][0]) == (0x1000,)
-    assert reduce == "reduce_splits16" and reduce_args == (256, 256, 16, 0.5, 0x1000, 2.0, 0x30)
+    assert reduce == "reduce_splits16" and reduce_args == (256, 256, 16, 1, 0.5, 0x1000, 2.0, 0x30)
     assert reduce_block == (256, 1, 1) and reduce_grid == (256 * 256 // 512, 1, 1)
 
 

@@ -57,15 +57,18 @@ def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, shape):
 
 # Rungs 30-33's K split through FP32 partial sums (KSPLIT > 2): parts of K with no K tile (7 x 13 x 5 in 3 and
 # 8 parts: they write zeros), M * N odd (the reduction one element at a time), N odd (4-byte partial stores),
-# 128 x 128 tiles and a grid that is not persistent, both passes (the reduction reads C where beta != 0).
+# 128 x 128 tiles and a grid that is not persistent, both passes (the reduction reads C where beta != 0). In
+# 37 parts the reduction shares an item among 8 threads (some add 5 parts, some 4), in 128 parts among 32
+# (127 x 255: 8), and at 1000 x 1001, whose items fill the GPU, takes a thread an item (reduce16_parts).
 PARTIALS = {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "PERSISTENT": 1}
 
 
 @pytest.mark.parametrize("rung", [30, 31, 32, 33])
 @pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(127, 255, 2051), Shape(1000, 1001, 999), Shape(33, 256, 4097)],
                          ids=str)
-@pytest.mark.parametrize("split", [{"KSPLIT": 3}, {"KSPLIT": 8},
-                                   {"KSPLIT": 5, "BM": 128, "STAGES": 4, "PERSISTENT": 0}], ids=["3", "8", "5-128-flat"])
+@pytest.mark.parametrize("split", [{"KSPLIT": 3}, {"KSPLIT": 8}, {"KSPLIT": 37}, {"KSPLIT": 128},
+                                   {"KSPLIT": 5, "BM": 128, "STAGES": 4, "PERSISTENT": 0}],
+                         ids=["3", "8", "37", "128", "5-128-flat"])
 def test_k_split_through_partials_matches_fp64_reference(gpu, load_problem, rung, shape, split):
     from gemmbench.rungs import get_spec
     spec = get_spec("gpu", rung)

@@ -53,8 +53,9 @@ split-K kernel and a reduction for small shapes):
                 map_A in map_C's place) where C's rows are not 16-byte
                 multiples or C is not 16-byte aligned. With KSPLIT = S > 2
                 (rungs 30-33), a last argument: S FP32 slices of M x N
-                (partials), and after it reduce_splits16(M, N, S, alpha,
-                partials, beta, C).
+                (partials), and after it reduce_splits16(M, N, S, parts,
+                alpha, partials, beta, C), parts threads to an item of C
+                (rungs.half.reduce16_parts).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
 from ..rungs import small as rung_small
-from ..rungs.half import b_box_chunks
+from ..rungs.half import b_box_chunks, reduce16_parts
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -378,8 +379,10 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
         raise SkipKernel(str(exc)) from None
     values = (*maps, M, N, K, 1.0, 0.0, int(ctx.C)) + ((int(c_ok),) if store_c else ()) \
         + ((int(partials),) if partials is not None else ())
-    reduce = ctx.kernel("reduce_splits16", "iiifPfP") if partials is not None else None
-    reduce_grid = ctx.elementwise_grid(M * N, 2 * ELEMENTWISE_BLOCK[0])  # two elements a thread
+    reduce = ctx.kernel("reduce_splits16", "iiiifPfP") if partials is not None else None
+    items = M * N // 2 if M * N % 2 == 0 else M * N  # a thread's one or two elements
+    parts = reduce16_parts(items, splits, ctx.sm_count)  # threads per item
+    reduce_grid = ctx.elementwise_grid(items * parts, ELEMENTWISE_BLOCK[0])
     params = tensormap.pack_params(layout, formats, values)
     sgemm, stream = ctx.kernel("sgemm", f"{layout.size}s", smem), ctx.stream
     alpha_index = len(maps) + 3
@@ -391,8 +394,8 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
         tensormap.set_scalar(params, layout, alpha_index + 1, "f", beta)
         sgemm.prepared_async_call(grid, block, stream, bytes(params), shared_size=smem)
         if reduce is not None:
-            reduce.prepared_async_call(reduce_grid, ELEMENTWISE_BLOCK, stream, M, N, splits, alpha, partials, beta,
-                                       ctx.C)
+            reduce.prepared_async_call(reduce_grid, ELEMENTWISE_BLOCK, stream, M, N, splits, parts, alpha, partials,
+                                       beta, ctx.C)
     return gemm
 
 

@@ -184,7 +184,9 @@ def _check_split(p: Params, smem=_split_smem) -> str | None:
 # multiply-add outweigh the exchange of partial sums (about 2,300 cycles at 1024^3).
 _SPLIT_TILE = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
 _SPLIT_MIN_K_TILES = 32
-MAX_KSPLIT = 64  # KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16
+# KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16. 128, not 64: one tile
+# (64x64x131072) in 128 parts ran at 91.4% of cuBLAS BF16 against 84.2% in 64 (the reduction's threads shared).
+MAX_KSPLIT = 128
 # K split S > 2 ways through FP32 sums in global memory (half_partials.cuh), 64 x 128 tiles: measured on the H200
 # against cuBLAS BF16 in one run, three rounds (% of cuBLAS; the schedule above -> 64 x 128 tiles in S parts):
 # 256x256x65536 15.6 -> 93.4 (S 16), 128x128x65536 7.8 -> 61.8 (S 16), 512x512x32768 35.9 -> 86.0 (S 4),
@@ -221,6 +223,28 @@ def _partials_choice(M: int, N: int, K: int, sm_count: int, blocks: int) -> Para
         if splits:
             return {**_NARROW_PARTIALS_TILE, "KSPLIT": splits}
     return None
+
+
+# reduce_splits16's threads per item of C (half_partials.cuh), measured on the H200 against cuBLAS in one run each,
+# three rounds (% of cuBLAS; a thread per item -> P threads): 64x64x131072 in 64 parts 70.5 -> 84.2 (P 32), in 128
+# parts 62.3 -> 91.4 (P 32); 128x128x65536 in 64 parts 80.9 -> 97.9 (P 16; 96.4 at P 8, 94.5 at P 32). Where a
+# thread alone adds fewer parts it did not pay: 256x256x65536 in 16 parts 93.8, 94.7 -> 94.2, 94.6 (P 4, two runs;
+# 91.9 at P 8), 128x1024x4096 in 8 parts 86.5, 86.4 -> 83.4, 82.8 (P 2); in 4 parts a thread per item stayed
+# fastest (512x512x32768, 16x4096x4096, 4096x64x4096). So from 32 parts on (as reduce_splits in split_k.cuh), P
+# doubles while the items' threads fill less than half of the GPU's thread slots (1024 of an SM's 2048) and each
+# thread still adds at least 4 parts, up to 32.
+_REDUCE_DEEP_SPLITS, _REDUCE_THREADS_PER_SM = 32, 1024
+_REDUCE_MIN_PARTS_A_THREAD, _REDUCE_MAX_THREADS_AN_ITEM = 4, 32
+
+
+def reduce16_parts(items: int, splits: int, sm_count: int) -> int:
+    """How many threads of reduce_splits16 share an item of C (one or two elements) in a K split of ``splits``
+    parts: 1, 2, 4, ... 32 (the measurements above)."""
+    parts = 1
+    while (splits >= _REDUCE_DEEP_SPLITS and parts < _REDUCE_MAX_THREADS_AN_ITEM
+           and 2 * parts * _REDUCE_MIN_PARTS_A_THREAD <= splits and items * parts < sm_count * _REDUCE_THREADS_PER_SM):
+        parts *= 2
+    return parts
 
 
 def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
