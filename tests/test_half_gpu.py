@@ -37,20 +37,24 @@ def test_half_row_matches_fp64_reference(gpu, loaded, spec):
 
 
 # Rung 30/31's K split in pairs at shapes its selection would not split: rank 1 with no K tile (K <= 64), one
-# K tile each, odd K (padded rows), ragged edges, both passes (beta != 0 reads C, N % 8 != 0 stores directly).
+# K tile each, odd K (padded rows), ragged edges, both passes (beta != 0 reads C, N % 8 != 0 stores directly);
+# in 128 x 128 tiles and in 64 x 128 (one consumer warpgroup a block), rungs 30-33.
 PAIR = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0, "CLUSTER": 2}
+PAIR_64 = {**PAIR, "BM": 64, "STAGES": 6}
 
 
-@pytest.mark.parametrize("rung", [30, 31])
+@pytest.mark.parametrize("rung,pair", [(30, PAIR), (31, PAIR), (30, PAIR_64), (31, PAIR_64), (32, PAIR_64),
+                                       (33, PAIR_64)], ids=["30", "31", "30-64", "31-64", "32-64", "33-64"])
 @pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(129, 136, 65), Shape(1000, 1001, 999), Shape(300, 264, 4097)],
                          ids=str)
-def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, shape):
+def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, pair, shape):
     from gemmbench.rungs import get_spec
     spec = get_spec("gpu", rung)
     if tuple(gpu.info.compute_capability) != (9, 0):
         pytest.skip("the K split in pairs is the sm_90a path")
     problem, passes = load_problem(gpu, shape, seed=23, elements=(spec.precision,))
-    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **PAIR}
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **pair}
+    assert spec.invalid_reason(params) is None
     v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
     assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 

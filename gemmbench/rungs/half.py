@@ -184,6 +184,16 @@ def _check_split(p: Params, smem=_split_smem) -> str | None:
 # multiply-add outweigh the exchange of partial sums (about 2,300 cycles at 1024^3).
 _SPLIT_TILE = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
 _SPLIT_MIN_K_TILES = 32
+# Pairs of 64 x 128 tiles (6 slots: the most that fit beside the partial sums sent), where they are twice the
+# blocks of the 128 x 128 pairs in one wave: measured on the H200 against cuBLAS in one run, three rounds (% of
+# cuBLAS, 128 x 128 pairs -> 64 x 128 pairs): 4096x128x4096 BF16 68.9 -> 93.2, FP16 64.3 -> 91.6; 128x4096x4096
+# BF16 91.3 -> 103.4 (4 slots: 85.0, 101.6); 127x4096x4096 69.4 -> 80.4, FP16 70.0 -> 80.8; 4096x127x4096 (both
+# types' cuBLAS slow there) 209.6 -> 270.5; 4096x96x4096 75.1 -> 92.8, FP16 82.1 -> 102.6; 128x4096x11008 76.0 ->
+# 89.1; 128x4096x14336 73.8 -> 87.5; 512x768x3072 68.3 -> 90.1; 512x1024x4096 68.3 -> 75.2, FP16 73.0 -> 79.8;
+# 1024x512x4096 69.6 -> 93.3; 2048x256x4096 68.8 -> 95.1; 256x2048x4096 76.4 -> 79.8. Not where N <= 64, whose
+# tiles are half empty (4096x64x4096 73.5, 4096x16x4096 60.6 against 81.5 and 72.5 for 128 x 128 tiles in 4 parts,
+# the choice below), nor where the last row of 64-row tiles is less than half full (65x4096x4096 59.6 -> 49.9).
+_SPLIT_TILE_64 = {**_SPLIT_TILE, "BM": 64, "STAGES": 6}
 # KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16. 128, not 64: one tile
 # (64x64x131072) in 128 parts ran at 91.4% of cuBLAS BF16 against 84.2% in 64 (the reduction's threads shared).
 MAX_KSPLIT = 128
@@ -250,7 +260,8 @@ def reduce16_parts(items: int, splits: int, sm_count: int) -> int:
 def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """Rung 26's choice; where that is one wave of 64 x 128 tiles, K split in pairs of 128 x 128 tiles
     when K is long, M more than 64 rows (else half of each pair's rows are empty: 16 x 8192 x 8192 51%
-    against 70% of cuBLAS) and the pairs fit in one wave; else the same tiles without clusters. Where
+    against 70% of cuBLAS) and the pairs fit in one wave (pairs of 64 x 128 tiles where those fit too, N >
+    64 and their last row is more than half full); else the same tiles without clusters. Where
     the tiles chosen without clusters are one row of them, no clusters either (H200, BF16, rung 32 at
     128 x 14336 x 4096: 128 x 128 tiles alone 92.0% of cuBLAS, 128 x 256 in pairs 73.1%)."""
     chosen = _ws_select(M, N, K, sm_count, rest)
@@ -262,6 +273,9 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     pairs = 2 * ceil_div(M, 128) * ceil_div(N, 128)  # blocks of the K split in pairs
     if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and pairs <= sm_count:
         few, blocks = {**chosen, **_SPLIT_TILE}, pairs
+        last_rows = M % 64 or 64  # of the last row of 64-row tiles
+        if N > _NARROW_PARTIALS_MAX_N and last_rows > 32 and 2 * ceil_div(M, 64) * ceil_div(N, 128) <= sm_count:
+            few = {**chosen, **_SPLIT_TILE_64}
     else:
         few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
     partials = _partials_choice(M, N, K, sm_count, blocks)
