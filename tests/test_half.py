@@ -7,12 +7,13 @@ import shutil
 import struct
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from gemmbench import kernelfile
-from gemmbench.backend import Problem, Shape
+from gemmbench.backend import Problem, Shape, SkipKernel
 from gemmbench.execute.local import expectations
 from gemmbench.gpu import drivers, tensormap
 from gemmbench.gpu.compile import expand_source, nvcc_options
@@ -408,6 +409,34 @@ def test_tma16_splits_k_through_partials_then_reduces_to_the_16_bit_c(monkeypatc
     assert struct.unpack_from("<Q", block, _layout(formats).slots[-1][0]) == (0x1000,)
     assert reduce == "reduce_splits16" and reduce_args == (256, 256, 16, 1, 0.5, 0x1000, 2.0, 0x30)
     assert reduce_block == (256, 1, 1) and reduce_grid == (256 * 256 // 512, 1, 1)
+
+
+def test_a_k_split_whose_partials_do_not_fit_in_gpu_memory_is_a_skip_before_anything_runs(monkeypatch):
+    """KSPLIT = 128 forced at 16384 x 16384 x 65536 asks for 128 FP32 slices of C (128 GiB): the backend's
+    workspace turns the allocator's refusal into a SkipKernel naming the size, and the driver lets it through
+    while the call is built, before any kernel is launched."""
+    from gemmbench.gpu.backend import GpuBackend
+
+    class Refused(Exception):
+        pass
+
+    def mem_alloc(n):
+        raise Refused(n)
+    backend = object.__new__(GpuBackend)  # no CUDA: only what _workspace touches
+    backend.cuda = SimpleNamespace(mem_alloc=mem_alloc, MemoryError=Refused)
+    shape = Shape(16384, 16384, 65536)
+    spec = get_spec("gpu", 32)
+    params = {**spec.params_for(shape.M, shape.N, shape.K, 132), "BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1,
+              "PERSISTENT": 1, "KSPLIT": 128}
+    assert spec.invalid_reason(params) is None
+    module = _Module()
+    monkeypatch.setattr(tensormap, "encode", lambda m, address: bytes(128))
+    ctx = drivers.LaunchContext(spec, params, module, shape, 0x10, 0x20, 0x30, "stream", 132, 227 * 1024,
+                                backend._workspace, lambda function, n: None,
+                                lambda entry, count: _layout("TTTiiiffPiP"), lambda *a: 66, None)
+    with pytest.raises(SkipKernel, match=r"^no GPU memory for a 131072 MiB workspace$"):
+        drivers.build(ctx)
+    assert module.calls == []
 
 
 def test_tma16_padding_copies_take_a_thread_per_16_byte_group(monkeypatch):
