@@ -204,6 +204,10 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         tiles = -(-shape[0] // 64) * -(-shape[1] // 128)
         assert spec.grid(*shape, p)[0] == tiles * splits <= 132
         assert f"K split {splits} ways through FP32 sums" in spec.explain(*shape, 132, p)
+    # from 32 parts on the footer says how many of the reduction's threads share each pair of C's elements
+    assert "adds the parts (32 threads to each pair of elements) and" in spec.explain(64, 64, 131072, 132,
+                                                                                     picked(64, 64, 131072))
+    assert "adds the parts and rounds C" in spec.explain(256, 256, 65536, 132, picked(256, 256, 65536))
     assert picked(512, 512, 1024)["KSPLIT"] == 1  # 16 K tiles: two parts of 8 at most, too few for the partials
     # N at most 64: 128 x 128 tiles in parts where that doubles the pairs' blocks in one wave; not at N = 128, nor
     # where the tiles alone are 64 (8192 x 64 x 8192: 3 parts would be two waves)

@@ -68,7 +68,7 @@ from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
 from ..rungs import small as rung_small
-from ..rungs.half import b_box_chunks, reduce16_parts
+from ..rungs.half import b_box_chunks, reduce16_items, reduce16_parts
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -380,7 +380,7 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     values = (*maps, M, N, K, 1.0, 0.0, int(ctx.C)) + ((int(c_ok),) if store_c else ()) \
         + ((int(partials),) if partials is not None else ())
     reduce = ctx.kernel("reduce_splits16", "iiiifPfP") if partials is not None else None
-    items = M * N // 2 if M * N % 2 == 0 else M * N  # a thread's one or two elements
+    items = reduce16_items(M, N)
     parts = reduce16_parts(items, splits, ctx.sm_count)  # threads per item
     reduce_grid = ctx.elementwise_grid(items * parts, ELEMENTWISE_BLOCK[0])
     params = tensormap.pack_params(layout, formats, values)

@@ -247,6 +247,11 @@ _REDUCE_DEEP_SPLITS, _REDUCE_THREADS_PER_SM = 32, 1024
 _REDUCE_MIN_PARTS_A_THREAD, _REDUCE_MAX_THREADS_AN_ITEM = 4, 32
 
 
+def reduce16_items(M: int, N: int) -> int:
+    """reduce_splits16's items of C: pairs of elements where M * N is even (one 32-bit store each), else elements."""
+    return M * N // 2 if M * N % 2 == 0 else M * N
+
+
 def reduce16_parts(items: int, splits: int, sm_count: int) -> int:
     """How many threads of reduce_splits16 share an item of C (one or two elements) in a K split of ``splits``
     parts: 1, 2, 4, ... 32 (the measurements above)."""
@@ -287,9 +292,12 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     tiles = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
     tile = f"{p['BM']} x {p['BN']} tiles"
     if p.get("KSPLIT", 1) > 2:
+        threads = reduce16_parts(reduce16_items(M, N), p["KSPLIT"], sm_count)
+        item = "pair of elements" if M * N % 2 == 0 else "element"
+        shared = f" ({threads} threads to each {item})" if threads > 1 else ""
         return (f"{tile}, K split {p['KSPLIT']} ways through FP32 sums in global memory: {tiles} tiles x "
                 f"{p['KSPLIT']} parts of the {ceil_div(K, 64)} K tiles = {tiles * p['KSPLIT']} blocks for {sm_count} "
-                f"SMs, then a second kernel adds the parts and rounds C")
+                f"SMs, then a second kernel adds the parts{shared} and rounds C")
     if p.get("KSPLIT", 1) == 2:
         return (f"{tile}, K split in pairs: a cluster of two blocks per tile, each over half of the "
                 f"{ceil_div(K, 64)} K tiles, summed in distributed shared memory ({2 * tiles} blocks for "
