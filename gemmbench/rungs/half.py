@@ -184,7 +184,7 @@ def _check_split(p: Params, smem=_split_smem) -> str | None:
 # multiply-add outweigh the exchange of partial sums (about 2,300 cycles at 1024^3).
 _SPLIT_TILE = {"BM": 128, "BN": 128, "STAGES": 4, "KSPLIT": 2, "PERSISTENT": 0}
 _SPLIT_MIN_K_TILES = 32
-# Pairs of 64 x 128 tiles (6 slots: the most that fit beside the partial sums sent), where they are twice the
+# Pairs of 64 x 128 tiles (6 slots; 7 fit beside the partial sums sent, not tried), where they are twice the
 # blocks of the 128 x 128 pairs in one wave: measured on the H200 against cuBLAS in one run, three rounds (% of
 # cuBLAS, 128 x 128 pairs -> 64 x 128 pairs): 4096x128x4096 BF16 68.9 -> 93.2, FP16 64.3 -> 91.6; 128x4096x4096
 # BF16 91.3 -> 103.4 (4 slots: 85.0, 101.6); 127x4096x4096 69.4 -> 80.4, FP16 70.0 -> 80.8; 4096x127x4096 (both
