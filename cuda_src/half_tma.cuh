@@ -37,7 +37,7 @@ constexpr int kHalfBBoxes = BN / 64;
 constexpr int kHalfSlot = kHalfABytes + kHalfBBoxes * kHalfBBoxBytes;  // = the TMA bytes of one K tile
 constexpr int kHalfAcc = BN / 2;  // FP32 accumulators per consumer thread (64 x BN per warpgroup)
 static_assert(BM == 64 || BM == 128 || BM == 192, "BM = 64 rows per consumer warpgroup, 1 to 3 of them");
-static_assert(BN == 128 || BN == 256, "BN is the wgmma N: 128 or 256");
+static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
 static_assert(STAGES >= 2, "at least two slots");
 
 // The producer keeps 40 registers; the consumers share the rest (setmaxnreg: multiples of 8). The
@@ -64,7 +64,7 @@ struct HalfRing {
                                           int kt) const {
         mbar_arrive_expect_tx(full_bar(s), kHalfSlot);
         tma_load_2d(a(s), map_a, kt * kHalfBK, m0, full_bar(s));
-        if constexpr (B3D) {
+        if constexpr (B3D && kHalfBBoxes > 1) {  // one box is a 2-D map (rungs.half.b_box_chunks)
             tma_load_3d(b(s), map_b, 0, kt * kHalfBK, n0 / 64, full_bar(s));
         } else {
 #pragma unroll

@@ -22,6 +22,21 @@ __device__ __forceinline__ unsigned long long make_desc_mn128(unsigned addr, uns
 #define WGMMA_HALF_TYPE "f16"
 #endif
 
+__device__ __forceinline__ void wgmma_half_ss_n64(float (&d)[32], unsigned long long desc_a,
+                                                  unsigned long long desc_b, int scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_HALF_TYPE "." WGMMA_HALF_TYPE " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+}
+
 __device__ __forceinline__ void wgmma_half_ss_n128(float (&d)[64], unsigned long long desc_a,
                                                    unsigned long long desc_b, int scale_d) {
     asm volatile(
@@ -80,5 +95,6 @@ template <int kN>
 __device__ __forceinline__ void wgmma_half_ss(float (&d)[kN / 2], unsigned long long desc_a,
                                               unsigned long long desc_b, int scale_d) {
     if constexpr (kN == 256) wgmma_half_ss_n256(d, desc_a, desc_b, scale_d);
-    else wgmma_half_ss_n128(d, desc_a, desc_b, scale_d);
+    else if constexpr (kN == 128) wgmma_half_ss_n128(d, desc_a, desc_b, scale_d);
+    else wgmma_half_ss_n64(d, desc_a, desc_b, scale_d);
 }

@@ -197,26 +197,37 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert (p["KSPLIT"], p["CLUSTER"]) == (1, 1)
     # few tiles and long K: 64 x 128 tiles, K in as many parts as keep one wave (each of 8 K tiles or more), where
     # that gives 4x the blocks of the schedule above (512 x 512 x 4096: 128 blocks against 32 in pairs)
+    # (64 x 64 tiles where N <= 64)
     for shape, splits in (((16, 4096, 4096), 4), ((512, 512, 4096), 4), ((256, 256, 65536), 16),
-                          ((128, 128, 65536), 66), ((64, 64, 131072), 128), ((127, 255, 2051), 4)):
+                          ((128, 128, 65536), 66), ((64, 64, 131072), 128), ((127, 255, 2051), 4),
+                          ((2048, 64, 8192), 4), ((1000, 17, 3001), 5)):
         p = picked(*shape)
-        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (64, 128, 1, splits, 1), shape
-        tiles = -(-shape[0] // 64) * -(-shape[1] // 128)
+        bn = 64 if shape[1] <= 64 else 128
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (64, bn, 1, splits, 1), shape
+        tiles = -(-shape[0] // 64) * -(-shape[1] // bn)
         assert spec.grid(*shape, p)[0] == tiles * splits <= 132
-        assert f"K split {splits} ways through FP32 sums" in spec.explain(*shape, 132, p)
+        assert f"{64} x {bn} tiles, K split {splits} ways through FP32 sums" in spec.explain(*shape, 132, p)
     # from 32 parts on the footer says how many of the reduction's threads share each pair of C's elements
     assert "adds the parts (32 threads to each pair of elements) and" in spec.explain(64, 64, 131072, 132,
                                                                                      picked(64, 64, 131072))
     assert "adds the parts and rounds C" in spec.explain(256, 256, 65536, 132, picked(256, 256, 65536))
     assert picked(512, 512, 1024)["KSPLIT"] == 1  # 16 K tiles: two parts of 8 at most, too few for the partials
-    # N at most 64: 128 x 128 tiles in parts where that doubles the pairs' blocks in one wave; not at N = 128, nor
-    # where the tiles alone are 64 (8192 x 64 x 8192: 3 parts would be two waves)
-    for shape in ((4096, 16, 4096), (4096, 64, 4096)):
+    # N at most 64: every tile 64 columns wide (wgmma n64), no clusters and no pairs (one box of B); 128 x 64 tiles
+    # in parts where that doubles the blocks of the 64-row tiles in one wave; 8 ring slots
+    for shape in ((4096, 16, 4096), (4096, 64, 4096), (4096, 1, 4096)):
         p = picked(*shape)
-        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (128, 128, 1, 4, 1), shape
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (128, 64, 1, 4, 1, 8)
         assert spec.grid(*shape, p)[0] == 128
-    for shape in ((4096, 128, 4096), (8192, 64, 8192)):
-        assert picked(*shape)["KSPLIT"] == 2, shape
+        assert spec.invalid_reason(p) is None
+    for shape, tile in (((8192, 64, 8192), (64, 64)), ((16384, 64, 4096), (128, 64)), ((65536, 64, 1024), (192, 64)),
+                        ((16, 16, 16), (64, 64))):
+        p = picked(*shape)
+        assert ((p["BM"], p["BN"]), p["CLUSTER"], p["KSPLIT"]) == (tile, 1, 1), shape
+        assert spec.invalid_reason(p) is None
+        tiles = -(-shape[0] // tile[0])
+        assert f"N = {shape[1]} fits one 64-column tile" in spec.explain(*shape, 132, p)
+        assert f"{tiles} tiles, {-(-tiles // 132)} wave(s)" in spec.explain(*shape, 132, p)
+    assert picked(4096, 128, 4096)["KSPLIT"] == 2
     # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice
     assert picked(1536, 1536, 4096)["KSPLIT"] == 1
     for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)):

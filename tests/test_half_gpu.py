@@ -85,6 +85,35 @@ def test_k_split_through_partials_matches_fp64_reference(gpu, load_problem, rung
     assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+# Rungs 30-33's 64-column tiles (wgmma n64; the selection's where N <= 64): 64, 128 and 192 rows, alone, in a
+# persistent grid, and in parts of K through partials; N below one tile (odd, 1 and 17 columns), exactly one, and
+# several tiles of 64 with a ragged last one (N = 200: B's rows padded); rungs 32-33 with B3D = 1 where N is a
+# multiple of 64 (one box: a 2-D load, as the driver's map), both passes.
+NARROW = {"64": {"BM": 64, "BN": 64, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 1, "PERSISTENT": 1},
+          "128-flat": {"BM": 128, "BN": 64, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 1, "PERSISTENT": 0},
+          "192": {"BM": 192, "BN": 64, "STAGES": 4, "CLUSTER": 1, "KSPLIT": 1, "PERSISTENT": 1},
+          "64-parts": {"BM": 64, "BN": 64, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 5, "PERSISTENT": 1},
+          "128-parts": {"BM": 128, "BN": 64, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 4, "PERSISTENT": 1}}
+
+
+@pytest.mark.parametrize("rung", [30, 31, 32, 33])
+@pytest.mark.parametrize("tile", NARROW)
+@pytest.mark.parametrize("shape", [Shape(7, 1, 5), Shape(1000, 17, 3001), Shape(129, 64, 999), Shape(300, 200, 4097)],
+                         ids=str)
+def test_64_column_tiles_match_fp64_reference(gpu, load_problem, rung, tile, shape):
+    from gemmbench.rungs import get_spec
+    spec = get_spec("gpu", rung)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip("wgmma n64 is the sm_90a path")
+    problem, passes = load_problem(gpu, shape, seed=31, elements=(spec.precision,))
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **NARROW[tile]}
+    if "B3D" in params:
+        params["B3D"] = int(shape.N % 64 == 0)
+    assert spec.invalid_reason(params) is None
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
+    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 # Rung 32/33's one-load B in each of the kernel's paths: clusters of one (every box in one load), multicast with
 # two boxes per block (one 3-D multicast load) and with one (2-D, also with 192-row tiles: three consumer
 # warpgroups), and the K split in pairs; N a multiple of 64

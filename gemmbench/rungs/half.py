@@ -83,8 +83,8 @@ def _ws_smem(p: Params) -> int:
 def _check_ws(p: Params, smem=_ws_smem) -> str | None:
     if p["BM"] not in (64, 128, 192):
         return "BM must be 64, 128 or 192 (one consumer warpgroup per 64 rows)"
-    if p["BN"] not in (128, 256):
-        return "BN (the wgmma N) must be 128 or 256"
+    if p["BN"] not in (64, 128, 256):
+        return "BN (the wgmma N) must be 64, 128 or 256"
     if p["STAGES"] < 2:
         return "STAGES must be at least 2"
     if p["GROUP_M"] < 1:
@@ -207,8 +207,9 @@ MAX_KSPLIT = 128
 # Where N is at most 64 (one column of tiles), 128 x 128 tiles in parts at 2x the blocks of the pairs, in two
 # runs (pairs -> 4 parts): 4096x16x4096 66.2, 64.5 -> 75.5, 75.0; 4096x64x4096 62.9, 62.6 -> 75.4, 79.7. Not
 # taken elsewhere: at N = 128 a tie (4096x128x4096 61.7 -> 62.1), across N a loss (128x4096x4096 88.4 -> 83.8).
+# Where N <= 64 the tiles are 64 columns wide since the twenty-seventh session (_narrow_select below).
 _PARTIALS_TILE = {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "PERSISTENT": 1}
-_NARROW_PARTIALS_TILE = {**_PARTIALS_TILE, "BM": 128, "STAGES": 4}
+_NARROW_PARTIALS_TILE = {**_PARTIALS_TILE, "BM": 128, "BN": 64}
 _PARTIALS_MIN_K_TILES = 8
 _PARTIALS_MIN_GAIN = 4
 _NARROW_PARTIALS_MAX_N, _NARROW_PARTIALS_MIN_GAIN = 64, 2
@@ -224,10 +225,12 @@ def _partials_split(M: int, N: int, K: int, sm_count: int, blocks: int, tile: Pa
 
 
 def _partials_choice(M: int, N: int, K: int, sm_count: int, blocks: int) -> Params | None:
-    """The tiles and parts of the split through partials where it pays (the measurements above), else None."""
-    splits = _partials_split(M, N, K, sm_count, blocks)
+    """The tiles and parts of the split through partials where it pays (the measurements above), else None;
+    where N <= 64 the tiles are 64 x 64 or 128 x 64 (_narrow_select)."""
+    tile = {**_PARTIALS_TILE, "BN": 64} if N <= _NARROW_PARTIALS_MAX_N else _PARTIALS_TILE
+    splits = _partials_split(M, N, K, sm_count, blocks, tile)
     if splits:
-        return {**_PARTIALS_TILE, "KSPLIT": splits}
+        return {**tile, "KSPLIT": splits}
     if N <= _NARROW_PARTIALS_MAX_N:
         splits = _partials_split(M, N, K, sm_count, blocks, _NARROW_PARTIALS_TILE, _NARROW_PARTIALS_MIN_GAIN)
         if splits:
@@ -262,14 +265,42 @@ def reduce16_parts(items: int, splits: int, sm_count: int) -> int:
     return parts
 
 
+# Where N <= 64, tiles of 64 columns (wgmma n64): a 128-column tile spends half or more of its tensor-core work
+# past N. Measured on the H200 against cuBLAS in one run each, three rounds (% of cuBLAS BF16, FP16; the
+# twenty-sixth session's choice -> the same schedule in 64-column tiles): 4096x16x4096 (128 x 128 -> 128 x 64
+# tiles in 4 parts) 76.1, 62.8 -> 100.1, 80.9; 4096x32x4096 60.5, 59.5 -> 80.1, 80.5; 4096x48x4096 65.9, 66.0
+# -> 89.3, 87.2; 4096x64x4096 81.1, 81.3 -> 95.8, 96.1; 4096x60x4096 102.5, 98.5 -> 127.4, 121.7; 2048x64x8192
+# (64 x 128 -> 64 x 64 tiles in 4 parts) 75.3, 69.5 -> 95.1, 92.8; 2048x32x8192 50.9, 51.4 -> 70.6, 70.8;
+# 1000x17x3001 (5 parts) 83.0, 69.6 -> 91.6, 76.5; 300x40x5000 (9 parts) 105.5, 104.5 -> 112.4, 109.5;
+# 16384x64x4096 (128 x 128 in clusters of 2 -> 128 x 64 alone) 81.6, 80.8 -> 99.6, 97.4; 8192x64x8192 (pairs
+# of 128 x 128 -> 128 x 64 tiles unsplit) 87.5, 86.7 -> 94.6, 93.3. One 64-column box of B has no share to
+# multicast, so no clusters and no pairs (their exchange is of 128-column tiles). 8 ring slots where they fit.
+_NARROW_STAGES = 8
+
+
+def _narrow_select(M: int, N: int, K: int, sm_count: int, chosen: Params) -> dict:
+    """Rung 30's schedule where N <= 64: rung 26's tile 64 columns wide, without clusters; where that is one
+    wave of 64-row tiles, K split through partials where it pays (_partials_choice)."""
+    narrow = {**chosen, "BN": 64, "CLUSTER": 1, "KSPLIT": 1}
+    if narrow["BM"] <= 128:
+        narrow["STAGES"] = _NARROW_STAGES
+    if chosen["BM"] != 64 or ceil_div(M, 64) > sm_count:
+        return narrow
+    partials = _partials_choice(M, N, K, sm_count, ceil_div(M, 64))
+    return {**narrow, **partials} if partials else narrow
+
+
 def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """Rung 26's choice; where that is one wave of 64 x 128 tiles, K split in pairs of 128 x 128 tiles
     when K is long, M more than 64 rows (else half of each pair's rows are empty: 16 x 8192 x 8192 51%
     against 70% of cuBLAS) and the pairs fit in one wave (pairs of 64 x 128 tiles where those fit too, N >
     64 and their last row is more than half full); else the same tiles without clusters. Where
     the tiles chosen without clusters are one row of them, no clusters either (H200, BF16, rung 32 at
-    128 x 14336 x 4096: 128 x 128 tiles alone 92.0% of cuBLAS, 128 x 256 in pairs 73.1%)."""
+    128 x 14336 x 4096: 128 x 128 tiles alone 92.0% of cuBLAS, 128 x 256 in pairs 73.1%). Where N <= 64,
+    _narrow_select."""
     chosen = _ws_select(M, N, K, sm_count, rest)
+    if N <= _NARROW_PARTIALS_MAX_N:
+        return _narrow_select(M, N, K, sm_count, chosen)
     if chosen["BM"] * chosen["BN"] != 64 * 128 or ceil_div(M, 64) * ceil_div(N, 128) > sm_count:
         alone = _ws_select(M, N, K, sm_count, {**rest, "CLUSTER": 1})
         if ceil_div(M, alone["BM"]) == 1:  # one row of tiles: a cluster's second block would only compute past M
@@ -302,6 +333,10 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         return (f"{tile}, K split in pairs: a cluster of two blocks per tile, each over half of the "
                 f"{ceil_div(K, 64)} K tiles, summed in distributed shared memory ({2 * tiles} blocks for "
                 f"{sm_count} SMs)")
+    if p.get("CLUSTER", 2) == 1 and p["BN"] == 64 and N <= _NARROW_PARTIALS_MAX_N:
+        return (f"{tile}, no clusters: N = {N} fits one 64-column tile (a 128-column one would spend half or more "
+                f"of its work past N), whose one box of B has nothing to share: {tiles} tiles, "
+                f"{ceil_div(tiles, sm_count)} wave(s)")
     if p.get("CLUSTER", 2) == 1 and ceil_div(M, p["BM"]) == 1:
         return f"{tile}, no clusters: one row of {tiles} tiles, where a pair's second block would only compute past M"
     if p.get("CLUSTER", 2) == 1:
