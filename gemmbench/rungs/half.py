@@ -136,7 +136,7 @@ def _check_cluster(p: Params, smem=_ws_smem) -> str | None:
     return None
 
 
-_WS_CONSTRAINTS = ("BM in {64,128,192} (64 rows per consumer warpgroup); BN in {128,256}; not 192 x 256; "
+_WS_CONSTRAINTS = ("BM in {64,128,192} (64 rows per consumer warpgroup); BN in {64,128,256}; not 192 x 256; "
                    "STAGES >= 2; smem = STAGES*(BM+BN)*128 + 1 KiB <= 227 KiB; PERSISTENT: one block per SM")
 
 
@@ -385,7 +385,7 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
     K tile of B in one TMA load where N allows it (B3D, rungs 32-33)."""
     rest = {"STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, **({"CLUSTER": cluster} if cluster else {}),
             **({"KSPLIT": 1} if split else {}), **({"B3D": 1} if b3d else {}), "BF16": bf16}
-    space = {"BM": [64, 128, 192], "BN": [128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
+    space = {"BM": [64, 128, 192], "BN": [64, 128, 256], "STAGES": [3, 4, 5, 6, 8], "GROUP_M": [4, 8, 16],
              "PERSISTENT": [0, 1], **({"CLUSTER": [1, 2, 4] if split else [2, 4]} if cluster else {}),
              **({"KSPLIT": [1, 2, 4, 8, 16]} if split else {}), **({"B3D": [0, 1]} if b3d else {})}
     base_check = _check_split if split else _check_cluster if cluster else _check_ws
