@@ -26,7 +26,7 @@ def bytes_needed(shape: Shape, itemsize: int = 4) -> int:
 def compile_line(run_spec: KernelSpec, params: Params, cc: tuple[int, int]) -> str:
     """The --verbose line naming what nvcc builds for a call: the rung's file with its -D parameters, or, on
     the GEMV and small-product paths, the helper file that runs instead (the rung itself is not built)."""
-    helper = drivers.helper_source(params)
+    helper = drivers.helper_source(params, run_spec.precision)
     if helper:
         return (f"nvcc -cubin {helper} {' '.join(kernels.BASE_OPTIONS)} -arch {kernels.arch_for(cc)} "
                 f"(in place of {run_spec.source} at this shape; nvcc runs only on a cache miss)")

@@ -43,8 +43,9 @@ split-K kernel and a reduction for small shapes):
                 beta, C, partials, ldp) over SPLITS slices of K (grid z),
                 then, when split or when C's rows are padded (ldp > N),
                 reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
-- GEMV = 1 (rungs 17, 18 and 28 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
-                launch of gemv_rows or gemv_cols from the helper file cuda_src/gemv.cu (LaunchContext.helper).
+- GEMV = 1 (rungs 17, 18, 28 and 30-33 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
+                launch of gemv_rows or gemv_cols from the helper file cuda_src/gemv.cu (LaunchContext.helper),
+                for 16-bit inputs gemv16_rows or gemv16_cols from gemv_bf16.cu or gemv_fp16.cu.
 - SMALL = 1 (rungs 17 and 18 at tiny products; gemmbench.rungs.small): one launch of small_gemm(M, N, K,
                 alpha, A, B, beta, C) from the helper file cuda_src/small_gemm.cu, a block per 32 x 32 of C.
 - "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
@@ -456,39 +457,42 @@ def _mnk(ctx: LaunchContext) -> tuple[int, int, int]:
     return ctx.shape.M, ctx.shape.N, ctx.shape.K
 
 
-def helper_source(params: Params) -> str | None:
+def helper_source(params: Params, precision: str = "fp32") -> str | None:
     """The cuda_src helper file whose kernel a call runs in place of the rung's own (the one-launch GEMV and
     small-product paths: ``build`` then never loads the rung's module), or None."""
     if params.get("GEMV"):
-        return rung_gemv.SOURCE
+        return rung_gemv.source(precision)
     if params.get("SMALL"):
         return rung_small.SOURCE
     return None
 
 
 def build(ctx: LaunchContext) -> Gemm:
-    helper = helper_source(ctx.params)  # the one decision of which path runs (the --verbose line reads it too)
+    helper = helper_source(ctx.params, ctx.spec.precision)  # which path runs (the --verbose line reads it too)
     if helper is not None:
-        return {rung_gemv.SOURCE: gemv, rung_small.SOURCE: small}[helper](ctx)
+        return small(ctx) if helper == rung_small.SOURCE else gemv(ctx)
     return DRIVERS[ctx.spec.driver](ctx)
 
 
 def gemv(ctx: LaunchContext) -> Gemm:
-    """GEMV = 1 (rungs 17, 18 and 28 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
+    """GEMV = 1 (rungs 17, 18, 28 and 30-33 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
     (N == 1: a block of 256 per row of A) or gemv_cols / gemv_cols_wide (M == 1: a block of 512 or 1024 per
     32 columns of B, 8 where B's rows are not 16-byte multiples), float4 loads where the matrix allows them."""
     M, N, K = _mnk(ctx)
     if not rung_gemv.applies(M, N):
         raise SkipKernel(f"GEMV = 1 needs M == 1 or N == 1, not {M}x{N}x{K}")
+    precision = ctx.spec.precision
+    per_load = 8 if precision in rung_gemv.SOURCES_16 else 4  # elements in a 16-byte load
     aligned = (int(ctx.A) | int(ctx.B)) % 16 == 0
     if N == 1:  # C = A x, x = B's one column: gemv_rows(M, K, alpha, A, x, beta, C, vec)
-        length, vec = M, int(K % 4 == 0 and aligned)
-        grid = (min(M, 32 * ctx.sm_count), 1, 1)
+        length, vec = M, int(K % per_load == 0 and aligned)
+        rows = rung_gemv.ROWS_16 if per_load == 8 else 1  # rows of A a block takes at a time
+        grid = (min(ceil_div(M, rows), 32 * ctx.sm_count), 1, 1)
     else:  # C = x B, x = A's one row: gemv_cols(N, K, alpha, x, B, beta, C, vec)
-        length, vec = N, int(N % 4 == 0 and aligned)
-        grid = (rung_gemv.column_blocks(N, bool(vec)), 1, 1)
-    name = rung_gemv.kernel_name(M, N, ctx.sm_count, bool(vec))
-    kernel = ctx.helper(rung_gemv.SOURCE, name)
+        length, vec = N, int(N % per_load == 0 and aligned)
+        grid = (rung_gemv.column_blocks(N, bool(vec), precision), 1, 1)
+    name = rung_gemv.kernel_name(M, N, ctx.sm_count, bool(vec), precision)
+    kernel = ctx.helper(rung_gemv.source(precision), name)
     kernel.prepare("iifPPfPi")
     block = (rung_gemv.BLOCK[name], 1, 1)
 

@@ -12,6 +12,7 @@ tile of B in one TMA load).
 from __future__ import annotations
 
 from ..spec import KernelSpec, Params, ceil_div
+from . import gemv
 from .limits import SMEM_PER_BLOCK_MAX, register_budget, spill_reason
 
 _TYPES = (("bf16", "BF16", 1), ("fp16", "FP16", 0))
@@ -377,6 +378,21 @@ def _b3d_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     return f"{_split_explain(M, N, K, sm_count, p)}; {loads}"
 
 
+def _with_gemv_select(select):
+    """A few-tile rung's selection (rungs 30-33) with GEMV = 1 where M or N is 1: the driver then runs
+    gemv16_rows or gemv16_cols (cuda_src/gemv16.cuh) in place of the tiles, which stay chosen, so the rung's
+    grid and shared memory stay defined. A decision by the shape (gemmbench.rungs.gemv)."""
+    def chosen(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
+        return {**select(M, N, K, sm_count, rest), **({"GEMV": 1} if gemv.applies(M, N) else {})}
+    return chosen
+
+
+def _with_gemv(explain, precision: str):
+    def line(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
+        return gemv.explain(M, N, sm_count, precision) if p.get("GEMV") else explain(M, N, K, sm_count, p)
+    return line
+
+
 def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf16: int, cluster: int = 0,
                smem=_ws_smem, driver: str = "tma16", split: bool = False, b3d: bool = False,
                **extra) -> KernelSpec:
@@ -393,6 +409,9 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
     def check(p: Params) -> str | None:
         return base_check(p, smem) or (_check_b3d(p) if b3d else None)
     select = _b3d_select if b3d else _split_select if split else _ws_select
+    if split:  # rungs 30-33: the GEMV path where M or N is 1 (gemmbench.rungs.gemv), read by the driver
+        extra = {**extra, "runtime_params": gemv.RUNTIME, "explain": _with_gemv(extra["explain"], precision)}
+        select = _with_gemv_select(select)
     return KernelSpec(
         id, name, "gpu", summary, source=source, params={"BM": 128, "BN": 256, **rest}, search_space=space,
         check=check,
