@@ -36,6 +36,21 @@ def test_half_row_matches_fp64_reference(gpu, loaded, spec):
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+def _verify_sm90_schedule(gpu, load_problem, rung, shape, seed, what, overrides, check=True):
+    """Rung ``rung`` at ``shape`` with its choice there overridden by ``overrides`` (a sm_90a path: skipped
+    elsewhere, ``what`` says which), against the FP64 reference, both passes."""
+    from gemmbench.rungs import get_spec
+    spec = get_spec("gpu", rung)
+    if tuple(gpu.info.compute_capability) != (9, 0):
+        pytest.skip(f"{what} is the sm_90a path")
+    problem, passes = load_problem(gpu, shape, seed=seed, elements=(spec.precision,))
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **overrides}
+    if check:
+        assert spec.invalid_reason(params) is None
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
+    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 # Rung 30/31's K split in pairs at shapes its selection would not split: rank 1 with no K tile (K <= 64), one
 # K tile each, odd K (padded rows), ragged edges, both passes (beta != 0 reads C, N % 8 != 0 stores directly);
 # in 128 x 128 tiles and in 64 x 128 (one consumer warpgroup a block), rungs 30-33.
@@ -48,15 +63,7 @@ PAIR_64 = {**PAIR, "BM": 64, "STAGES": 6}
 @pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(129, 136, 65), Shape(1000, 1001, 999), Shape(300, 264, 4097)],
                          ids=str)
 def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, pair, shape):
-    from gemmbench.rungs import get_spec
-    spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the K split in pairs is the sm_90a path")
-    problem, passes = load_problem(gpu, shape, seed=23, elements=(spec.precision,))
-    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **pair}
-    assert spec.invalid_reason(params) is None
-    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
-    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+    _verify_sm90_schedule(gpu, load_problem, rung, shape, 23, "the K split in pairs", pair)
 
 
 # Rungs 30-33's K split through FP32 partial sums (KSPLIT > 2): parts of K with no K tile (7 x 13 x 5 in 3 and
@@ -74,15 +81,8 @@ PARTIALS = {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "PERSISTENT": 1}
                                    {"KSPLIT": 5, "BM": 128, "STAGES": 4, "PERSISTENT": 0}],
                          ids=["3", "8", "37", "128", "5-128-flat"])
 def test_k_split_through_partials_matches_fp64_reference(gpu, load_problem, rung, shape, split):
-    from gemmbench.rungs import get_spec
-    spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the K split through partials is the sm_90a path")
-    problem, passes = load_problem(gpu, shape, seed=29, elements=(spec.precision,))
-    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **PARTIALS, **split}
-    assert spec.invalid_reason(params) is None
-    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
-    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+    _verify_sm90_schedule(gpu, load_problem, rung, shape, 29, "the K split through partials",
+                          {**PARTIALS, **split})
 
 
 # Rungs 30-33's 64-column tiles (wgmma n64; the selection's where N <= 64): 64, 128 and 192 rows, alone, in a
@@ -101,17 +101,8 @@ NARROW = {"64": {"BM": 64, "BN": 64, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 1, "PE
 @pytest.mark.parametrize("shape", [Shape(7, 1, 5), Shape(1000, 17, 3001), Shape(129, 64, 999), Shape(300, 200, 4097)],
                          ids=str)
 def test_64_column_tiles_match_fp64_reference(gpu, load_problem, rung, tile, shape):
-    from gemmbench.rungs import get_spec
-    spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("wgmma n64 is the sm_90a path")
-    problem, passes = load_problem(gpu, shape, seed=31, elements=(spec.precision,))
-    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **NARROW[tile]}
-    if "B3D" in params:
-        params["B3D"] = int(shape.N % 64 == 0)
-    assert spec.invalid_reason(params) is None
-    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
-    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+    b3d = {"B3D": int(shape.N % 64 == 0)} if rung in (32, 33) else {}
+    _verify_sm90_schedule(gpu, load_problem, rung, shape, 31, "wgmma n64", {**NARROW[tile], **b3d})
 
 
 # Rung 32/33's one-load B in each of the kernel's paths: clusters of one (every box in one load), multicast with
@@ -130,14 +121,8 @@ B3D_PATHS = {"one": {"BM": 64, "BN": 128, "STAGES": 8, "CLUSTER": 1, "KSPLIT": 1
 @pytest.mark.parametrize("shape", [Shape(7, 64, 5), Shape(127, 192, 511), Shape(300, 320, 4097),
                                    Shape(1000, 1024, 999)], ids=str)
 def test_one_load_b_matches_fp64_reference(gpu, load_problem, rung, path, shape):
-    from gemmbench.rungs import get_spec
-    spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the 3-D B map is the sm_90a path")
-    problem, passes = load_problem(gpu, shape, seed=29, elements=(spec.precision,))
-    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **B3D_PATHS[path], "B3D": 1}
-    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes[spec.precision], spec.precision)
-    assert v.nonfinite == 0 and v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+    _verify_sm90_schedule(gpu, load_problem, rung, shape, 29, "the 3-D B map", {**B3D_PATHS[path], "B3D": 1},
+                          check=False)
 
 
 def test_one_load_b_is_refused_where_n_is_not_a_multiple_of_64(gpu):
