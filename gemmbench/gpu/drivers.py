@@ -45,7 +45,7 @@ split-K kernel and a reduction for small shapes):
                 reduce_splits(M, N, ldp, splits, alpha, partials, beta, C).
 - GEMV = 1 (rungs 17, 18, 28 and 30-33 where M == 1 or N == 1, whatever the driver; gemmbench.rungs.gemv): one
                 launch of gemv_rows or gemv_cols from the helper file cuda_src/gemv.cu (LaunchContext.helper),
-                for 16-bit inputs gemv16_rows or gemv16_cols from gemv_bf16.cu or gemv_fp16.cu.
+                for 16-bit inputs gemv16_rows or gemv16_cols(_wide) from gemv_bf16.cu or gemv_fp16.cu.
 - SMALL = 1 (rungs 17 and 18 at tiny products; gemmbench.rungs.small): one launch of small_gemm(M, N, K,
                 alpha, A, B, beta, C) from the helper file cuda_src/small_gemm.cu, a block per 32 x 32 of C.
 - "tma16_store": "tma16" plus a map of C (boxes of 64 x 64, the 128-byte
@@ -477,7 +477,9 @@ def build(ctx: LaunchContext) -> Gemm:
 def gemv(ctx: LaunchContext) -> Gemm:
     """GEMV = 1 (rungs 17, 18, 28 and 30-33 where M == 1 or N == 1: gemmbench.rungs.gemv): one launch of gemv_rows
     (N == 1: a block of 256 per row of A) or gemv_cols / gemv_cols_wide (M == 1: a block of 512 or 1024 per
-    32 columns of B, 8 where B's rows are not 16-byte multiples), float4 loads where the matrix allows them."""
+    32 columns of B, 8 where B's rows are not 16-byte multiples), float4 loads where the matrix allows them; for
+    16-bit inputs gemv16_rows (a warp per row, 8 rows a block) or gemv16_cols / gemv16_cols_wide (32 columns a
+    block either way), 16-byte loads of 8 values where the matrix allows them."""
     M, N, K = _mnk(ctx)
     if not rung_gemv.applies(M, N):
         raise SkipKernel(f"GEMV = 1 needs M == 1 or N == 1, not {M}x{N}x{K}")

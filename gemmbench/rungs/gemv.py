@@ -11,9 +11,10 @@ rung 28's, gemmbench.rungs.any_shape) adds ``GEMV = 1``: the driver launches
 one launch, FP32 FMAs (as accurate as SGEMM: never less accurate than the
 rung's own precision), the matrix streamed once. It is a decision by the
 shape, not by measurement: no tile is tried there, and a shipped table's
-entry at such a shape is not read. Rungs 30-33 run ``gemv16_rows`` or
-``gemv16_cols`` of ``cuda_src/gemv_bf16.cu`` or ``gemv_fp16.cu`` (gemv16.cuh:
-FP32 FMAs on the 16-bit values, C rounded once). Pure Python.
+entry at such a shape is not read. Rungs 30-33 run ``gemv16_rows``,
+``gemv16_cols`` or ``gemv16_cols_wide`` of ``cuda_src/gemv_bf16.cu`` or
+``gemv_fp16.cu`` (gemv16.cuh: FP32 FMAs on the 16-bit values, C rounded once).
+Pure Python.
 """
 
 from __future__ import annotations
