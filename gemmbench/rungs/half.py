@@ -311,7 +311,7 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and pairs <= sm_count:
         few, blocks = {**chosen, **_SPLIT_TILE}, pairs
         last_rows = M % 64 or 64  # of the last row of 64-row tiles
-        if N > _NARROW_PARTIALS_MAX_N and last_rows > 32 and 2 * ceil_div(M, 64) * ceil_div(N, 128) <= sm_count:
+        if last_rows > 32 and 2 * ceil_div(M, 64) * ceil_div(N, 128) <= sm_count:  # (N > 64 here)
             few = {**chosen, **_SPLIT_TILE_64}
     else:
         few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
