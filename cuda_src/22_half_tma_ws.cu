@@ -41,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
       float alpha, float beta, elem16* __restrict__ C) {
     extern __shared__ __align__(1024) unsigned char smem[];
-    const HalfRing ring = make_half_ring(smem, map_a, map_b);
+    const HalfRing ring = make_half_ring(smem, map_a, map_b, M);
     __syncthreads();  // the barriers are initialised
 
     const int tiles = CEIL_DIV(M, BM) * CEIL_DIV(N, BN), k_tiles = CEIL_DIV(K, kHalfBK);

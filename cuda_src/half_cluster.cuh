@@ -79,7 +79,7 @@ __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const Tens
                 ring.issue(map_a, map_b, s, m0, n0, kt);
                 continue;
             }
-            mbar_arrive_expect_tx(ring.full_bar(s), kHalfSlot);  // own A box + every B box
+            mbar_arrive_expect_tx(ring.full_bar(s), ring.tx);  // own A box + every B box
             tma_load_2d(ring.a(s), map_a, kt * kHalfBK, m0, ring.full_bar(s));
             if constexpr (kClusterB3D) {
                 tma_load_3d_multicast(ring.b(s) + rank * kClusterShare * kHalfBBoxBytes, map_b, 0, kt * kHalfBK,
@@ -119,7 +119,7 @@ __device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int
 template <typename Epilogue, typename Finish>
 __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMap& map_a, const TensorMap& map_b,
                                              int M, int N, int K, Epilogue&& epilogue, Finish&& finish) {
-    const HalfRing ring = make_half_ring(smem, map_a, map_b, kClusterReleases);
+    const HalfRing ring = make_half_ring(smem, map_a, map_b, M, kClusterReleases);
     const unsigned rank = cluster_rank();
     if constexpr (kClusterBlocks == 1) __syncthreads();  // the barriers are initialised
     else cluster_sync();  // every block's barriers are initialised before any multicasts into it

@@ -76,7 +76,7 @@ __device__ __forceinline__ void split_add(float (&acc)[kHalfAcc], unsigned in) {
 template <typename Epilogue, typename Finish>
 __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap& map_a, const TensorMap& map_b,
                                            int M, int N, int K, Epilogue&& epilogue, Finish&& finish) {
-    const HalfRing ring = make_half_ring(smem, map_a, map_b);
+    const HalfRing ring = make_half_ring(smem, map_a, map_b, M);
     if (threadIdx.x == 0) {  // the peer's copies complete one phase: every warpgroup's outgoing sums
         mbar_init(exchange_bar(ring), 1);
         mbar_arrive_expect_tx(exchange_bar(ring), kHalfConsumerWarpgroups * kSplitWgBytes);

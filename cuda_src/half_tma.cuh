@@ -34,7 +34,7 @@ constexpr int kHalfBlock = kHalfConsumers + 128;   // + the producer warpgroup
 constexpr int kHalfABytes = BM * kHalfBK * 2;
 constexpr int kHalfBBoxBytes = kHalfBK * 64 * 2;
 constexpr int kHalfBBoxes = BN / 64;
-constexpr int kHalfSlot = kHalfABytes + kHalfBBoxes * kHalfBBoxBytes;  // = the TMA bytes of one K tile
+constexpr int kHalfSlot = kHalfABytes + kHalfBBoxes * kHalfBBoxBytes;  // = the TMA bytes of one K tile where M >= BM
 constexpr int kHalfAcc = BN / 2;  // FP32 accumulators per consumer thread (64 x BN per warpgroup)
 static_assert(BM == 64 || BM == 128 || BM == 192, "BM = 64 rows per consumer warpgroup, 1 to 3 of them");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN is the wgmma N: 64, 128 or 256");
@@ -51,8 +51,15 @@ constexpr int kHalfConsumerRegs = kHalfConsumerRegsLeft < 232 ? kHalfConsumerReg
 static_assert(kHalfProducerRegs * 128 + kHalfConsumerRegs * kHalfConsumers <= kHalfLaunchRegs * kHalfBlock,
               "the consumers' registers come from those the block started with");
 
+// The rows of A's box: the tile's BM, or M where all of C's rows fit one tile (a few tokens). TMA fills the
+// rows of a box past the matrix with zeros, and that fill costs: 48 zero rows a K tile took rung 32 at
+// 16 x 8192 x 8192 from 35.5 us (M = 64) to 46.7. The slot's rows past M then keep whatever they held; wgmma's
+// row r of C reads only row r of A, and no row past M is ever stored. The driver's map has the same box.
+__device__ __forceinline__ int half_a_rows(int M) { return M < BM ? M : BM; }
+
 struct HalfRing {
     unsigned base, full, empty;  // shared addresses: STAGES slots, then STAGES full and STAGES empty barriers
+    unsigned tx;                 // the bytes TMA writes into a slot: the A box (half_a_rows) and BN/64 B boxes
 
     __device__ __forceinline__ unsigned a(int s) const { return base + s * kHalfSlot; }
     __device__ __forceinline__ unsigned b(int s) const { return base + s * kHalfSlot + kHalfABytes; }
@@ -62,7 +69,7 @@ struct HalfRing {
     // One thread: K tile kt of the C tile at (m0, n0) into slot s. Parts of a box outside the matrix arrive as zeros.
     __device__ __forceinline__ void issue(const TensorMap& map_a, const TensorMap& map_b, int s, int m0, int n0,
                                           int kt) const {
-        mbar_arrive_expect_tx(full_bar(s), kHalfSlot);
+        mbar_arrive_expect_tx(full_bar(s), tx);
         tma_load_2d(a(s), map_a, kt * kHalfBK, m0, full_bar(s));
         if constexpr (B3D && kHalfBBoxes > 1) {  // one box is a 2-D map (rungs.half.b_box_chunks)
             tma_load_3d(b(s), map_b, 0, kt * kHalfBK, n0 / 64, full_bar(s));
@@ -79,11 +86,12 @@ struct HalfRing {
 // again after `releases` arrivals (the consumer warps of every block whose
 // loads write into it).
 __device__ __forceinline__ HalfRing make_half_ring(unsigned char* smem, const TensorMap& map_a,
-                                                   const TensorMap& map_b, int releases = kHalfConsumers / 32) {
+                                                   const TensorMap& map_b, int M, int releases = kHalfConsumers / 32) {
     HalfRing ring;
     ring.base = (smem_addr(smem) + 1023u) & ~1023u;
     ring.full = ring.base + STAGES * kHalfSlot;
     ring.empty = ring.full + 8 * STAGES;
+    ring.tx = kHalfSlot - (BM - half_a_rows(M)) * kHalfBK * 2;
     if (threadIdx.x == 0) {
         tma_prefetch_map(map_a);
         tma_prefetch_map(map_b);

@@ -406,9 +406,23 @@ def test_tma16_pads_rows_that_are_not_8_elements_and_maps_16_bit_boxes(monkeypat
     assert calls[0][3][:2] == (5, 9) and calls[0][3][3] == 16 and calls[1][3][:2] == (9, 37) and calls[1][3][3] == 40
     assert words == [5 * 16 * 2 // 4, 9 * 40 * 2 // 4]  # the padded copies, in 4-byte words
     a, b = maps[0][0], maps[1][0]
-    assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.element) == (5, 9, 16, params["BM"], 64, "fp16")
+    # A's box holds the 5 rows there are, not the tile's BM: TMA would fill the others with zeros a K tile at a time
+    assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.element) == (5, 9, 16, 5, 64, "fp16")
     assert (b.rows, b.cols, b.pitch, b.box_rows, b.box_cols, b.element) == (9, 37, 40, 64, 64, "fp16")
     assert calls[2][1] == (1, 1, 1) and calls[2][2] == (128 * params["BM"] // 64 + 128, 1, 1)
+
+
+@pytest.mark.parametrize("rung,shape", [(22, Shape(16, 8192, 8192)), (32, Shape(48, 4096, 4096)),
+                                        (32, Shape(100, 4096, 4096)), (32, Shape(127, 4096, 4096)),
+                                        (32, Shape(1000, 1000, 1000)), (26, Shape(4096, 4096, 4096))], ids=str)
+def test_a_box_is_the_tile_rows_or_m_where_c_fits_one_row_of_tiles(monkeypatch, rung, shape):
+    """The kernel expects half_a_rows(M) rows of A a K tile (half_tma.cuh): M where it is below the tile's BM,
+    else BM; the driver's map must load exactly that box, or the slot's barrier never completes."""
+    chosen = get_spec("gpu", rung).params_for(shape.M, shape.N, shape.K, 132)
+    formats = "TTiiiffP" if rung < 26 else "TTTiiiffPi" + "P" * (chosen.get("KSPLIT", 1) > 2)
+    params, maps, _, _ = _tma16(monkeypatch, rung, shape, formats=formats)
+    assert maps[0][0].box_rows == min(shape.M, params["BM"])
+    assert (shape.M < params["BM"]) == (maps[0][0].box_rows < params["BM"])
 
 
 def test_tma16_splits_k_through_partials_then_reduces_to_the_16_bit_c(monkeypatch):

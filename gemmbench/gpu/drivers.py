@@ -366,7 +366,9 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     splits = ctx.params.get("KSPLIT", 1)  # above 2: K in that many parts, their sums through FP32 partials
     partials = ctx.workspace(splits * M * N) if splits > 2 else None
     try:
-        maps = [tensormap.encode(tensormap.matrix_map(M, K, ctx.params["BM"], 64, 128, a_pitch, element), int(a)),
+        # A's box: the tile's rows, or M where C's rows fit one tile (the kernel's half_a_rows: no zero rows to fill)
+        a_rows = min(M, ctx.params["BM"])
+        maps = [tensormap.encode(tensormap.matrix_map(M, K, a_rows, 64, 128, a_pitch, element), int(a)),
                 tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element,
                                                       box_chunks=b_box_chunks(ctx.params)), int(b))]
         if store_c:  # C in boxes of 64 x 64 when TMA can write it (16-byte rows); else the kernel stores it itself
