@@ -195,6 +195,12 @@ _SPLIT_MIN_K_TILES = 32
 # tiles are half empty (4096x64x4096 73.5, 4096x16x4096 60.6 against 81.5 and 72.5 for 128 x 128 tiles in 4 parts,
 # the choice below), nor where the last row of 64-row tiles is less than half full (65x4096x4096 59.6 -> 49.9).
 _SPLIT_TILE_64 = {**_SPLIT_TILE, "BM": 64, "STAGES": 6}
+# Where C is one row of 64-row tiles (M <= 64) and too few of them stream B: those pairs, measured on the H200
+# against cuBLAS in one run, three rounds, once A's box holds only M rows (half_a_rows; % of cuBLAS BF16, FP16,
+# the tiles alone -> in pairs): 16x6144x4096 (48 tiles) 83.7, 85.3 -> 109.8, 107.2; at 64 tiles a tie
+# (16x8192x8192 98.7, 113.6 -> 97.8, 112.5; 64x8192x8192 100.6 -> 99.7). A split through partials, where it
+# gives 4x the blocks, stays first (16x4096x4096: 93.3% in 4 parts, 83.3% in pairs).
+_FEW_ROW_PAIRS = 0.45  # pairs where the tiles alone are fewer than this per SM
 # KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16. 128, not 64: one tile
 # (64x64x131072) in 128 parts ran at 91.4% of cuBLAS BF16 against 84.2% in 64 (the reduction's threads shared).
 MAX_KSPLIT = 128
@@ -295,7 +301,9 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """Rung 26's choice; where that is one wave of 64 x 128 tiles, K split in pairs of 128 x 128 tiles
     when K is long, M more than 64 rows (else half of each pair's rows are empty: 16 x 8192 x 8192 51%
     against 70% of cuBLAS) and the pairs fit in one wave (pairs of 64 x 128 tiles where those fit too, N >
-    64 and their last row is more than half full); else the same tiles without clusters. Where
+    64 and their last row is more than half full); else the same tiles without clusters, or, where M <= 64
+    and they are too few to stream B, in pairs (_FEW_ROW_PAIRS). A split through partials goes first where it
+    gives 4x the blocks (_partials_choice). Where
     the tiles chosen without clusters are one row of them, no clusters either (H200, BF16, rung 32 at
     128 x 14336 x 4096: 128 x 128 tiles alone 92.0% of cuBLAS, 128 x 256 in pairs 73.1%). Where N <= 64,
     _narrow_select."""
@@ -316,7 +324,11 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     else:
         few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
     partials = _partials_choice(M, N, K, sm_count, blocks)
-    return {**chosen, **partials} if partials else few
+    if partials:
+        return {**chosen, **partials}
+    if M <= 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and blocks < _FEW_ROW_PAIRS * sm_count:
+        return {**chosen, **_SPLIT_TILE_64}
+    return few
 
 
 def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
