@@ -29,7 +29,7 @@ from .records.diff import NothingCompared, diff_records
 from .records.results import to_json
 from .records.store import current_writer, load, record_label
 from .rungs import choice_table, ladder
-from .tuning import TuningCache, candidates_at, compile_candidates, shape_class, source_digest
+from .tuning import TuningCache, candidates_at, compile_candidates, one_launch_path, shape_class, source_digest
 
 
 def reporter_for(options: RunOptions) -> Reporter:
@@ -177,13 +177,27 @@ def _params_key(params: dict) -> tuple:
     return tuple(sorted(params.items()))
 
 
+def _shape_count(shapes: list, found: dict) -> str:
+    """'1024x1024x1024' for a lone shape of the run, else 'each of N shapes' (or 'N of its M shapes')."""
+    if len(found) == 1:
+        return str(shapes[0])
+    return f"each of {len(shapes)} shapes" if len(shapes) == len(found) else f"{len(shapes)} of its {len(found)} shapes"
+
+
 def _candidates_note(spec, found: dict, valid: dict) -> str:
     """What tune is about to try, in one line."""
     tried = sum(map(len, found.values()))
     counts = sorted(set(valid.values()))
     where = f"at {next(iter(found))}" if len(found) == 1 else f"at each of {len(found)} shapes"
     if spec.shape_candidates is None:
-        return f"{spec.name}: {counts[0]} valid configurations; trying {tried // len(found)} {where}"
+        gemv = [shape for shape, t in found.items() if len(t) == 1 and one_launch_path(t[0])]
+        tiles = [shape for shape in found if shape not in gemv]
+        only = f"only its GEMV path (M or N is 1; no tile to choose) at {_shape_count(gemv, found)}"
+        if not tiles:
+            return f"{spec.name}: {only}"
+        note = (f"{spec.name}: {valid[tiles[0]]} valid configurations; trying {len(found[tiles[0]])} "
+                f"at {_shape_count(tiles, found)}")
+        return note + (f"; {only}" if gemv else "")
     many = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
     return f"{spec.name}: {many} candidates of its own {where}; trying {tried}" + " in all" * (len(found) > 1)
 

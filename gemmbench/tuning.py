@@ -114,10 +114,16 @@ def candidates_at(spec: KernelSpec, shapes, sm_count: int, limit: int | None = N
     """What tune tries at each shape, and how many valid candidates each shape
     had before ``limit``: the rung's own list for the shape
     (``KernelSpec.shape_candidates``, its usual choice there first), or its
-    search space, the same at every shape (``candidates``)."""
+    search space, the same at every shape (``candidates``), except where its
+    usual choice is a GEMV path (``one_launch_path``): a tile from the search
+    space would replace that path with a slower one, so only it is tried."""
     if spec.shape_candidates is None:
         found, valid = candidates(spec, limit, seed)
-        return {shape: found for shape in shapes}, {shape: valid for shape in shapes}
+        tried, counts = {}, {}
+        for shape in shapes:
+            usual = spec.params_for(shape.M, shape.N, shape.K, sm_count)
+            tried[shape], counts[shape] = ([usual], 1) if one_launch_path(usual) else (found, valid)
+        return tried, counts
     tried, valid = {}, {}
     for shape in shapes:
         listed = [dict(p) for p in spec.shape_candidates(shape.M, shape.N, shape.K, sm_count)]
@@ -126,6 +132,11 @@ def candidates_at(spec: KernelSpec, shapes, sm_count: int, limit: int | None = N
         own.sort(key=lambda p: p != usual)  # stable: the usual choice first, the rest in the rung's order
         tried[shape], valid[shape] = _limited(own, limit, seed), len(own)
     return tried, valid
+
+
+def one_launch_path(params: dict) -> bool:
+    """Whether these parameters run a rung's GEMV path (GEMV = 1, gemmbench.rungs.gemv) instead of its tiles."""
+    return bool(params.get("GEMV"))
 
 
 def _limited(found: list[dict], limit: int | None, seed: int) -> list[dict]:

@@ -189,6 +189,25 @@ def test_other_rungs_try_their_search_space_the_same_at_every_shape():
     assert set(valid.values()) == {candidates(rung12)[1]}
 
 
+def test_where_m_or_n_is_1_a_rung_without_its_own_list_tries_only_its_gemv_path():
+    """Rungs 30-33 run their GEMV path where M or N is 1 (GEMV = 1): any tile of their search space would replace
+    it with a slower one, so tune tries only that path there, and the search space at the other shapes."""
+    from gemmbench.commands import _candidates_note
+    rung32 = get_spec("gpu", 32).for_device((9, 0))
+    assert rung32.shape_candidates is None
+    gemv, square = Shape(1, 4096, 4096), Shape(1000, 1000, 1000)
+    tried, valid = candidates_at(rung32, [gemv, square], H200_SMS, limit=7, seed=3)
+    assert tried[gemv] == [rung32.params_for(1, 4096, 4096, H200_SMS)] and tried[gemv][0]["GEMV"] == 1
+    assert valid[gemv] == 1
+    assert tried[square] == candidates(rung32, 7, 3)[0] and valid[square] == candidates(rung32)[1] > 7
+    assert _candidates_note(rung32, tried, valid) == (
+        f"{rung32.name}: {valid[square]} valid configurations; trying 7 at 1 of its 2 shapes; only its GEMV path "
+        "(M or N is 1; no tile to choose) at 1 of its 2 shapes")
+    alone, counts = candidates_at(rung32, [gemv], H200_SMS)
+    assert _candidates_note(rung32, alone, counts) == (
+        f"{rung32.name}: only its GEMV path (M or N is 1; no tile to choose) at 1x4096x4096")
+
+
 def test_candidates_that_differ_only_in_runtime_parameters_compile_once(monkeypatch):
     import gemmbench.gpu.compile as compile
     built = []
