@@ -178,7 +178,8 @@ def _params_key(params: dict) -> tuple:
 
 
 def _shape_count(shapes: list, found: dict) -> str:
-    """'1024x1024x1024' for a lone shape of the run, else 'each of N shapes' (or 'N of its M shapes')."""
+    """``shapes`` (not empty) of the run's ``found``: '1024x1024x1024' where it is the run's one shape, else 'each of
+    N shapes' (or 'N of its M shapes')."""
     if len(found) == 1:
         return str(shapes[0])
     return f"each of {len(shapes)} shapes" if len(shapes) == len(found) else f"{len(shapes)} of its {len(found)} shapes"
@@ -192,12 +193,11 @@ def _candidates_note(spec, found: dict, valid: dict) -> str:
     if spec.shape_candidates is None:
         gemv = [shape for shape, t in found.items() if len(t) == 1 and one_launch_path(t[0])]
         tiles = [shape for shape in found if shape not in gemv]
-        only = f"only its GEMV path (M or N is 1; no tile to choose) at {_shape_count(gemv, found)}"
-        if not tiles:
-            return f"{spec.name}: {only}"
-        note = (f"{spec.name}: {valid[tiles[0]]} valid configurations; trying {len(found[tiles[0]])} "
-                f"at {_shape_count(tiles, found)}")
-        return note + (f"; {only}" if gemv else "")
+        parts = [f"{valid[tiles[0]]} valid configurations; trying {len(found[tiles[0]])} at "
+                 f"{_shape_count(tiles, found)}"] if tiles else []
+        if gemv:
+            parts.append(f"only its GEMV path (M or N is 1; no tile to choose) at {_shape_count(gemv, found)}")
+        return f"{spec.name}: " + "; ".join(parts)
     many = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
     return f"{spec.name}: {many} candidates of its own {where}; trying {tried}" + " in all" * (len(found) > 1)
 

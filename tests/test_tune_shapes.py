@@ -357,6 +357,23 @@ def test_other_rungs_try_their_search_space_at_each_shape(capsys, tmp_path, stan
     assert "trying 3 at each of 5 shapes" in err
 
 
+@pytest.mark.parametrize("rung,shape,note", [
+    ("12", ("256", "256", "256"), "valid configurations; trying 3 at 256x256x256"),
+    ("32", ("1", "4096", "4096"), "only its GEMV path (M or N is 1; no tile to choose) at 1x4096x4096"),
+    ("32", ("64", "4096", "4096"), "valid configurations; trying 3 at 64x4096x4096")], ids=["12", "32-gemv", "32"])
+def test_tune_at_one_shape_says_what_it_tries(capsys, tmp_path, stand_in, rung, shape, note):
+    """One shape given by -m/-n/-k: a search space sampled (--limit 3), or at a GEMV shape only the rung's GEMV path,
+    which is what the record then holds."""
+    m, n, k = shape
+    code, out, err = run(capsys, "tune", "-i", rung, "-m", m, "-n", n, "-k", k, "--limit", "3", *FAST,
+                         "--results-dir", "res")
+    assert code == 0, err
+    assert note in err
+    record = load(next((tmp_path / "res").glob("tune-*.json"))).record
+    tried = [r.params for r in record.results if r.kernel_id == int(rung)]
+    assert len(tried) == (1 if "GEMV" in note else 3) and all(("GEMV" in p) == ("GEMV" in note) for p in tried)
+
+
 def test_an_existing_table_is_kept_without_overwrite(capsys, tmp_path, stand_in):
     (tmp_path / "out.json").write_text("the table I made")
     code, out, err = run(capsys, "tune", "-i", "28", "--shapes", "set.csv", "--table", "out.json", *FAST,
