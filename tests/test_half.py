@@ -195,6 +195,14 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
     for shape in ((16, 8192, 8192), (64, 2048, 1024)):  # a pair's 128 rows would be half empty: no clusters
         p = picked(*shape)
         assert (p["KSPLIT"], p["CLUSTER"]) == (1, 1)
+    # M <= 64 (one row of 64-row tiles) and fewer than 0.45 tiles per SM (59 of 132), K of 32 K tiles or more, no
+    # split through partials that gives 4x the blocks: pairs of 64 x 128 tiles (16 x 8192 x 8192's 64 tiles: alone)
+    for shape in ((16, 6144, 4096), (48, 6144, 4096), (7, 5120, 4096), (64, 7424, 2048)):
+        p = picked(*shape)
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (64, 128, 2, 2, 0, 6)
+        assert "64 x 128 tiles, K split in pairs" in spec.explain(*shape, 132, p)
+    for shape in ((16, 6144, 1984), (16, 7680, 4096)):  # 31 K tiles; 60 tiles
+        assert (picked(*shape)["KSPLIT"], picked(*shape)["CLUSTER"]) == (1, 1)
     # few tiles and long K: 64 x 128 tiles, K in as many parts as keep one wave (each of 8 K tiles or more), where
     # that gives 4x the blocks of the schedule above (512 x 512 x 4096: 128 blocks against 32 in pairs)
     # (64 x 64 tiles where N <= 64)
