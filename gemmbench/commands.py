@@ -187,9 +187,6 @@ def _shape_count(shapes: list, found: dict) -> str:
 
 def _candidates_note(spec, found: dict, valid: dict) -> str:
     """What tune is about to try, in one line."""
-    tried = sum(map(len, found.values()))
-    counts = sorted(set(valid.values()))
-    where = f"at {next(iter(found))}" if len(found) == 1 else f"at each of {len(found)} shapes"
     if spec.shape_candidates is None:
         gemv = [shape for shape, t in found.items() if len(t) == 1 and one_launch_path(t[0])]
         tiles = [shape for shape in found if shape not in gemv]
@@ -198,8 +195,10 @@ def _candidates_note(spec, found: dict, valid: dict) -> str:
         if gemv:
             parts.append(f"only its GEMV path (M or N is 1; no tile to choose) at {_shape_count(gemv, found)}")
         return f"{spec.name}: " + "; ".join(parts)
+    counts = sorted(set(valid.values()))
     many = str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
-    return f"{spec.name}: {many} candidates of its own {where}; trying {tried}" + " in all" * (len(found) > 1)
+    return (f"{spec.name}: {many} candidates of its own at {_shape_count(list(found), found)}; trying "
+            f"{sum(map(len, found.values()))}" + " in all" * (len(found) > 1))
 
 
 def _write_table(options: RunOptions, record, spec, run_spec, gpu_info, best: dict, command_line: str | None,
