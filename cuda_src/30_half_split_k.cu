@@ -13,9 +13,14 @@
 //   K tile of 128 x 128 x 64 against 24 KiB per 64 x 128 x 64), which pays
 //   once K has 32 tiles of 64 or more (1024 x 1024 x 4096: 81.4% against
 //   70.7%); the exchange itself costs about 2,300 cycles.
-// - KSPLIT = S > 2, for long K and still fewer tiles: S blocks per C tile,
-//   each over an S-th of K, write FP32 sums that a second kernel adds up and
-//   rounds (half_partials.cuh), so tiles x S blocks fill the GPU.
+// - KSPLIT = CLUSTER = 4, for long K and fewer tiles still: the four blocks
+//   of a cluster compute one 64 x 128 tile, each over a quarter of K, and
+//   share out the sums in distributed shared memory as the pairs do; each
+//   block stores 32 of the tile's columns (half_split.cuh).
+// - KSPLIT = S > 2 with CLUSTER = 1, for long K and still fewer tiles: S
+//   blocks per C tile, each over an S-th of K, write FP32 sums that a second
+//   kernel adds up and rounds (half_partials.cuh), so tiles x S blocks fill
+//   the GPU.
 // Elsewhere the kernel is rung 26's.
 //
 // Evidence: the README's 16-bit ladder section.
@@ -30,13 +35,18 @@
 #include "half_tma.cuh"
 #include "cluster.cuh"
 #include "half_store.cuh"
-#if KSPLIT == 2
+#ifndef KSPLIT
+#define KSPLIT 1
+#endif
+// K split in a cluster's blocks (summed in distributed shared memory), or through partials in global memory
+#define SPLIT_IN_CLUSTER (KSPLIT > 1 && KSPLIT == CLUSTER)
+#define SPLIT_PARTIALS (KSPLIT > 2 && CLUSTER == 1)
+#if SPLIT_IN_CLUSTER
 #include "half_split.cuh"
-static_assert(CLUSTER == 2, "K splits in pairs: clusters of two blocks");
 #else
 #include "half_cluster.cuh"
 #endif
-#if KSPLIT > 2
+#if SPLIT_PARTIALS
 #include "half_partials.cuh"
 #endif
 
@@ -44,20 +54,20 @@ extern "C" __global__ void CLUSTER_LAUNCH __launch_bounds__(kHalfBlock, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b,
       const __grid_constant__ TensorMap map_c, int M, int N, int K, float alpha, float beta, elem16* __restrict__ C,
       int store_c
-#if KSPLIT > 2
+#if SPLIT_PARTIALS
       , float* __restrict__ partials
 #endif
 ) {
     extern __shared__ __align__(1024) unsigned char smem[];
-#if KSPLIT > 2
+#if SPLIT_PARTIALS
     cluster_gemm(smem, map_a, map_b, M, N, K, PartialEpilogue{partials, M, N}, [] {});
-#else
-    StoreEpilogue store{map_c, C, M, N, alpha, beta, store_c && beta == 0.0f};
-#if KSPLIT == 2
+#elif SPLIT_IN_CLUSTER
+    // slices narrower than a 64-column box are stored directly: TMA's box of C is 64 x 64
+    StoreEpilogue store{map_c, C, M, N, alpha, beta, store_c && beta == 0.0f && kSplitWholeBoxes};
     split_gemm(smem, map_a, map_b, M, N, K, store, [&] { store.finish(); });
 #else
+    StoreEpilogue store{map_c, C, M, N, alpha, beta, store_c && beta == 0.0f};
     cluster_gemm(smem, map_a, map_b, M, N, K, store, [&] { store.finish(); });
-#endif
 #endif
 }
 

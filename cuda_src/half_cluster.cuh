@@ -11,8 +11,8 @@
 // reuse); rank r takes row CLUSTER * pm + r. When the tile rows do not fill
 // the last group, its blocks past the end compute tiles past M: TMA fills
 // their A with zeros, their stores are guarded (or clipped) away, and they
-// still load and share their part of B. With KSPLIT > 2 (rungs 30-33, no
-// clusters) a unit is a C tile and one of KSPLIT parts of K's tiles
+// still load and share their part of B. With KSPLIT > 2 and CLUSTER = 1
+// (rungs 30-33) a unit is a C tile and one of KSPLIT parts of K's tiles
 // (cluster_unit; half_partials.cuh writes its sums).
 
 #ifndef KSPLIT
@@ -20,8 +20,9 @@
 #endif
 
 constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M (1, 2 or 4)
-// K's tiles in this many parts, one unit each (half_partials.cuh); 1 for a pair's split (half_split.cuh) too
-constexpr int kUnitSplits = KSPLIT > 2 ? KSPLIT : 1;
+// K's tiles in this many parts, one unit each (half_partials.cuh, no clusters); a split in clusters is
+// half_split.cuh's
+constexpr int kUnitSplits = CLUSTER == 1 && KSPLIT > 2 ? KSPLIT : 1;
 static_assert(kClusterBlocks == 1 || kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 1, 2 or 4 blocks");
 static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
 constexpr int kClusterShare = kHalfBBoxes / kClusterBlocks;  // B boxes each block loads for the cluster
@@ -114,8 +115,9 @@ __device__ __forceinline__ void cluster_release(const HalfRing& ring, int s, int
 // blocks of kHalfBlock threads): the ring, the producer warpgroup, and the
 // consumer warpgroups, which after each C tile call
 // `epilogue(ring, acc, m0, n0, wg, owned)` to write their 64 rows of it
-// (owned(c): every 64-column box c is theirs; with KSPLIT > 2 one more
-// argument, the unit's part of K) and after their last tile `finish()`.
+// (owned(i): every 8-column group i of the tile is theirs; with a split
+// through partials one more argument, the unit's part of K) and after their
+// last tile `finish()`.
 template <typename Epilogue, typename Finish>
 __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMap& map_a, const TensorMap& map_b,
                                              int M, int N, int K, Epilogue&& epilogue, Finish&& finish) {

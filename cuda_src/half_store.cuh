@@ -31,15 +31,16 @@ __device__ __forceinline__ void stage_box(unsigned dst, const float (&acc)[kHalf
 }
 
 // The warpgroup's 64 rows of the C tile at (m0, n0), the boxes c (64 columns
-// each) for which owned(c) holds, through TMA. `boxes` counts the boxes this
-// warpgroup has staged (which of its two buffers is next).
+// each) whose 8-column groups 8c.. are owned (owned(8c): callers own whole
+// boxes here), through TMA. `boxes` counts the boxes this warpgroup has
+// staged (which of its two buffers is next).
 template <typename Owned>
 __device__ __forceinline__ void tma_store_rows(const HalfRing& ring, const TensorMap& map_c, const float (&acc)[kHalfAcc],
                                                int m0, int n0, int wg, float alpha, int& boxes, Owned owned) {
     const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
     for (int c = 0; c < BN / 64; ++c) {
-        if (!owned(c)) continue;
+        if (!owned(8 * c)) continue;
         const unsigned box = staging(ring, wg, boxes++ % 2);
         if (leader) bulk_wait_read<1>();  // TMA has read this box's previous contents
         named_barrier(1 + wg, 128);
@@ -57,6 +58,7 @@ __device__ __forceinline__ void tma_store_rows(const HalfRing& ring, const Tenso
 // split_gemm: a warpgroup's rows through TMA where C can take them (the
 // driver's store_c: 16-byte rows, an aligned C) and beta == 0, else stored
 // directly (reading C); finish() keeps the block until TMA has written C.
+// owned(i): the tile's 8-column groups i this block stores.
 struct StoreEpilogue {
     const TensorMap& map_c;
     elem16* C;

@@ -149,9 +149,9 @@ __device__ __forceinline__ void half_consume(const HalfRing& ring, float (&acc)[
 
 // A consumer warpgroup's 64 rows of the C tile at (m0, n0) through the
 // epilogue, straight from its accumulators to C (store_pair: guarded, and
-// reading C where beta != 0): the 64-column boxes c for which owned(c)
-// holds, or all of them. acc[4i + j] is row 16 * warp + lane / 4 + 8 * (j / 2)
-// of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
+// reading C where beta != 0): the 8-column groups i (acc[4i..4i+3]) for which
+// owned(i) holds, or all of them. acc[4i + j] is row 16 * warp + lane / 4 +
+// 8 * (j / 2) of the warpgroup's 64, column 8i + 2 (lane % 4) + j % 2.
 template <typename Owned>
 __device__ __forceinline__ void half_store_rows(elem16* C, int M, int N, int m0, int n0, int wg, const float (&acc)[kHalfAcc],
                                                 float alpha, float beta, Owned owned) {
@@ -160,7 +160,7 @@ __device__ __forceinline__ void half_store_rows(elem16* C, int M, int N, int m0,
     const int m = m0 + 64 * wg + 16 * warp + lane / 4, n = n0 + 2 * (lane % 4);
 #pragma unroll
     for (int i = 0; i < kHalfAcc / 4; ++i) {
-        if (!owned(i / 8)) continue;
+        if (!owned(i)) continue;
         store_pair(C, M, N, m, n + 8 * i, acc[4 * i], acc[4 * i + 1], alpha, beta, pairs);
         store_pair(C, M, N, m + 8, n + 8 * i, acc[4 * i + 2], acc[4 * i + 3], alpha, beta, pairs);
     }

@@ -20,6 +20,7 @@ from gemmbench.gpu.compile import expand_source, nvcc_options
 from gemmbench.precision import (BF16_ROUNDOFF, FP16_ROUNDOFF, FP32_ROUNDOFF, PRECISIONS, comparison_precision,
                                  element_dtype, round_to)
 from gemmbench.rungs import GPU_LADDER, baselines, get_spec
+from gemmbench.rungs.half import split_through_partials
 from gemmbench.verify import Expectation, tolerance
 
 HALF = ("bf16", "fp16")
@@ -206,7 +207,7 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
     # few tiles and long K: 64 x 128 tiles, K in as many parts as keep one wave (each of 8 K tiles or more), where
     # that gives 4x the blocks of the schedule above (512 x 512 x 4096: 128 blocks against 32 in pairs)
     # (64 x 64 tiles where N <= 64)
-    for shape, splits in (((16, 4096, 4096), 4), ((512, 512, 4096), 4), ((256, 256, 65536), 16),
+    for shape, splits in (((16, 4096, 16384), 4), ((512, 512, 4096), 4), ((256, 256, 65536), 16),
                           ((128, 128, 65536), 66), ((64, 64, 131072), 128), ((127, 255, 2051), 4),
                           ((2048, 64, 8192), 4), ((1000, 17, 3001), 5)):
         p = picked(*shape)
@@ -215,6 +216,20 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         tiles = -(-shape[0] // 64) * -(-shape[1] // bn)
         assert spec.grid(*shape, p)[0] == tiles * splits <= 132
         assert f"{64} x {bn} tiles, K split {splits} ways through FP32 sums" in spec.explain(*shape, 132, p)
+    # in place of those parts, K split in clusters: of 4 blocks where every cluster of 4 fits at once (30 on 132
+    # SMs), the tiles are 16 or more and K is 128 K tiles at most; of 3 where those fit (39), C is one row of tiles
+    # and K is 224 K tiles at most
+    for shape, ways in (((128, 1024, 4096), 4), ((64, 3072, 4096), 4), ((64, 2048, 8192), 4), ((256, 512, 2048), 4),
+                        ((16, 4096, 4096), 3), ((64, 4096, 14336), 3), ((32, 4096, 11008), 3), ((2, 4096, 2048), 3)):
+        p = picked(*shape)
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (64, 128, ways, ways, 0, 6)
+        tiles = -(-shape[0] // 64) * -(-shape[1] // 128)
+        assert spec.grid(*shape, p)[0] == ways * tiles <= 132
+        assert f"64 x 128 tiles, K split {ways} ways in clusters: a cluster of {ways} blocks per tile" in \
+            spec.explain(*shape, 132, p)
+    # not: fewer than 16 tiles, a longer K, M above 64 in clusters of 3, more clusters than fit at once
+    for shape in ((256, 256, 8192), (64, 2048, 14336), (512, 512, 4096), (32, 4096, 16384), (16, 5120, 4096)):
+        assert picked(*shape)["CLUSTER"] in (1, 2), shape
     # from 32 parts on the footer says how many of the reduction's threads share each pair of C's elements
     assert "adds the parts (32 threads to each pair of elements) and" in spec.explain(64, 64, 131072, 132,
                                                                                      picked(64, 64, 131072))
@@ -427,7 +442,7 @@ def test_a_box_is_the_tile_rows_or_m_where_c_fits_one_row_of_tiles(monkeypatch, 
     """The kernel expects half_a_rows(M) rows of A a K tile (half_tma.cuh): M where it is below the tile's BM,
     else BM; the driver's map must load exactly that box, or the slot's barrier never completes."""
     chosen = get_spec("gpu", rung).params_for(shape.M, shape.N, shape.K, 132)
-    formats = "TTiiiffP" if rung < 26 else "TTTiiiffPi" + "P" * (chosen.get("KSPLIT", 1) > 2)
+    formats = "TTiiiffP" if rung < 26 else "TTTiiiffPi" + "P" * split_through_partials(chosen)
     params, maps, _, _ = _tma16(monkeypatch, rung, shape, formats=formats)
     assert maps[0][0].box_rows == min(shape.M, params["BM"])
     assert (shape.M < params["BM"]) == (maps[0][0].box_rows < params["BM"])
@@ -446,6 +461,16 @@ def test_tma16_splits_k_through_partials_then_reduces_to_the_16_bit_c(monkeypatc
     assert struct.unpack_from("<Q", block, _layout(formats).slots[-1][0]) == (0x1000,)
     assert reduce == "reduce_splits16" and reduce_args == (256, 256, 16, 1, 0.5, 0x1000, 2.0, 0x30)
     assert reduce_block == (256, 1, 1) and reduce_grid == (256 * 256 // 512, 1, 1)
+
+
+def test_tma16_splits_k_in_clusters_without_partials_or_a_second_kernel(monkeypatch):
+    """Rung 32 at 64 x 3072 x 4096: 24 tiles of 64 x 128, K split in clusters of 4 blocks (96), summed in
+    distributed shared memory: one launch, no workspace, no partials parameter, not capped as a persistent grid."""
+    params, _, calls, words = _tma16(monkeypatch, 32, Shape(64, 3072, 4096), formats="TTTiiiffPi",
+                                     clusters_that_fit=1)
+    assert (params["BM"], params["BN"], params["CLUSTER"], params["KSPLIT"], params["PERSISTENT"]) == (64, 128, 4, 4, 0)
+    assert words == []
+    assert [(c[0], c[1]) for c in calls] == [("sgemm", (96, 1, 1))]
 
 
 def test_a_k_split_whose_partials_do_not_fit_in_gpu_memory_is_a_skip_before_anything_runs(monkeypatch):

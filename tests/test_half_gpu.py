@@ -66,6 +66,18 @@ def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, pair, shape
     _verify_sm90_schedule(gpu, load_problem, rung, shape, 23, "the K split in pairs", pair)
 
 
+# Rungs 30-33's K split in clusters of 3, 4 and 8 (KSPLIT = CLUSTER): each block stores its slice of 40-48, 32 or 16
+# columns directly; ranks with no K tile (K = 5, 257), one K tile each, odd K, ragged edges, N odd
+# (guarded 16-bit stores) or a multiple of 64 (rungs 32-33 load B in one 3-D box), both passes.
+@pytest.mark.parametrize("rung", [30, 31, 32, 33])
+@pytest.mark.parametrize("ways", [3, 4, 8])
+@pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(129, 192, 257), Shape(33, 1001, 999), Shape(64, 264, 4097)],
+                         ids=str)
+def test_k_split_in_clusters_matches_fp64_reference(gpu, load_problem, rung, ways, shape):
+    _verify_sm90_schedule(gpu, load_problem, rung, shape, 31, f"the K split in clusters of {ways}",
+                          {**PAIR_64, "KSPLIT": ways, "CLUSTER": ways})
+
+
 # Rungs 30-33's K split through FP32 partial sums (KSPLIT > 2): parts of K with no K tile (7 x 13 x 5 in 3 and
 # 8 parts: they write zeros), M * N odd (the reduction one element at a time), N odd (4-byte partial stores),
 # 128 x 128 tiles and a grid that is not persistent, both passes (the reduction reads C where beta != 0). In

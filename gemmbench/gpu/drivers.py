@@ -53,7 +53,7 @@ split-K kernel and a reduction for small shapes):
                 map_C, M, N, K, alpha, beta, C, store_c); store_c = 0 (and
                 map_A in map_C's place) where C's rows are not 16-byte
                 multiples or C is not 16-byte aligned. With KSPLIT = S > 2
-                (rungs 30-33), a last argument: S FP32 slices of M x N
+                and CLUSTER 1 (rungs 30-33), a last argument: S FP32 slices of M x N
                 (partials), and after it reduce_splits16(M, N, S, parts,
                 alpha, partials, beta, C), parts threads to an item of C
                 (rungs.half.reduce16_parts).
@@ -69,7 +69,7 @@ from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
 from ..rungs import small as rung_small
-from ..rungs.half import b_box_chunks, reduce16_items, reduce16_parts
+from ..rungs.half import b_box_chunks, reduce16_items, reduce16_parts, split_through_partials
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -363,8 +363,8 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     element = precision_class(ctx.spec.precision).inputs
     launches = []
     (a, a_pitch), (b, b_pitch) = _padded_operands(ctx, launches, (ctx.A, M, K), (ctx.B, K, N), element_bytes=2)
-    splits = ctx.params.get("KSPLIT", 1)  # above 2: K in that many parts, their sums through FP32 partials
-    partials = ctx.workspace(splits * M * N) if splits > 2 else None
+    splits = ctx.params.get("KSPLIT", 1)  # K in that many parts; without clusters, their sums through FP32 partials
+    partials = ctx.workspace(splits * M * N) if split_through_partials(ctx.params) else None
     try:
         # A's box: the tile's rows, or M where C's rows fit one tile (the kernel's half_a_rows: no zero rows to fill)
         a_rows = min(M, ctx.params["BM"])

@@ -126,13 +126,13 @@ def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     return {**rest, "BM": bm, "BN": bn, "STAGES": stages}
 
 
-def _check_cluster(p: Params, smem=_ws_smem) -> str | None:
+def _check_cluster(p: Params, smem=_ws_smem, multicast: bool = True) -> str | None:
     reason = _check_ws(p, smem)
     if reason:
         return reason
-    if p["CLUSTER"] not in (1, 2, 4):
+    if multicast and p["CLUSTER"] not in (1, 2, 4):
         return "CLUSTER must be 1, 2 or 4 blocks"
-    if (p["BN"] // 64) % p["CLUSTER"]:
+    if multicast and (p["BN"] // 64) % p["CLUSTER"]:
         return "the BN/64 B boxes must split evenly over the CLUSTER blocks that multicast them"
     return None
 
@@ -147,32 +147,56 @@ def _store_smem(p: Params) -> int:
     return _ws_smem(p) - 16 * p["STAGES"] + 1024 * ceil_div(16 * p["STAGES"], 1024) + (p["BM"] // 64) * 2 * 8192
 
 
-# --- rung 30/31: rung 26 with K split across a cluster's two blocks (half_split.cuh) -----------
+# --- rung 30/31: rung 26 with K split across a cluster's blocks (half_split.cuh) -----------
+def split_in_cluster(p: Params) -> bool:
+    """K split across the KSPLIT = CLUSTER blocks of a cluster (2 to 8), summed in distributed shared memory
+    (half_split.cuh)."""
+    return 2 <= p.get("KSPLIT", 1) <= _MAX_CLUSTER_SPLIT and p["KSPLIT"] == p.get("CLUSTER", 1)
+
+
+_MAX_CLUSTER_SPLIT = 8  # the portable cluster size
+
+
+def split_through_partials(p: Params) -> bool:
+    """K split KSPLIT > 2 ways without clusters, through FP32 partial sums in global memory that
+    reduce_splits16 adds up (half_partials.cuh)."""
+    return p.get("KSPLIT", 1) > 2 and p.get("CLUSTER", 1) == 1
+
+
 def _split_smem(p: Params) -> int:
-    """Rung 26's shared memory and, with KSPLIT 2, the incoming and outgoing buffers of the exchange: half
-    of the C tile's FP32 sums each."""
-    return _store_smem(p) + (2 * p["BM"] * p["BN"] * 2 if p.get("KSPLIT", 1) == 2 else 0)
+    """Rung 26's shared memory and, with K split in a cluster of S blocks, the incoming and outgoing buffers
+    of the exchange: S - 1 each, of the widest slice of the C tile's FP32 sums (its BN/8 column groups in S
+    near-equal parts, the first the widest: split_first in half_split.cuh)."""
+    if not split_in_cluster(p):
+        return _store_smem(p)
+    ways = p["KSPLIT"]
+    widest = ceil_div(p["BN"] // 8, ways) * 8  # columns
+    return _store_smem(p) + 2 * (ways - 1) * p["BM"] * widest * 4
 
 
 def _split_grid(M: int, N: int, K: int, p: Params):
-    """Rung 26's grid, with KSPLIT 2 two blocks (a cluster) per C tile, with KSPLIT S > 2 a unit per C tile and
-    S-th of K (a persistent launch caps it at the SM count)."""
+    """Rung 26's grid, with KSPLIT = CLUSTER = S the S blocks of a cluster per C tile, with KSPLIT S > 2 and no
+    clusters a unit per C tile and S-th of K (a persistent launch caps it at the SM count)."""
     if p.get("KSPLIT", 1) == 1:
         return _ws_grid(M, N, K, p)
     return (p["KSPLIT"] * ceil_div(M, p["BM"]) * ceil_div(N, p["BN"]), 1, 1)
 
 
 def _check_split(p: Params, smem=_split_smem) -> str | None:
-    reason = _check_cluster(p, smem)
+    # a K split in a cluster shares no B boxes: the multicast's rule (BN/64 boxes over the blocks) is not its
+    reason = _check_cluster(p, smem, multicast=not split_in_cluster(p))
     if reason:
         return reason
     if not 1 <= p["KSPLIT"] <= MAX_KSPLIT:
         return f"KSPLIT must be 1 to {MAX_KSPLIT}"
-    if p["KSPLIT"] == 2 and (p["CLUSTER"] != 2 or p["PERSISTENT"] or p["BN"] != 128):
-        return ("KSPLIT 2 takes clusters of 2 blocks, BN 128 (the partial sums a warpgroup sends) and a grid "
-                "that is not persistent (one C tile per cluster)")
-    if p["KSPLIT"] > 2 and p["CLUSTER"] != 1:
-        return "KSPLIT above 2 (sums through global memory) takes CLUSTER 1: each block loads its own B"
+    if p["KSPLIT"] == 2 and p["CLUSTER"] != 2:
+        return "KSPLIT 2 takes clusters of 2 blocks (K split in pairs)"
+    if split_in_cluster(p) and (p["PERSISTENT"] or p["BN"] != 128):
+        return (f"KSPLIT {p['KSPLIT']} in clusters of {p['CLUSTER']} takes BN 128 (the slices of sums a warpgroup "
+                "sends) and a grid that is not persistent (one C tile per cluster)")
+    if p["KSPLIT"] > 2 and not split_in_cluster(p) and p["CLUSTER"] != 1:
+        return ("KSPLIT above 2 takes CLUSTER 1 (sums through global memory: each block loads its own B) or "
+                "CLUSTER = KSPLIT (summed in the cluster)")
     return None
 
 
@@ -242,6 +266,38 @@ def _partials_choice(M: int, N: int, K: int, sm_count: int, blocks: int) -> Para
         splits = _partials_split(M, N, K, sm_count, blocks, _NARROW_PARTIALS_TILE, _NARROW_PARTIALS_MIN_GAIN)
         if splits:
             return {**_NARROW_PARTIALS_TILE, "KSPLIT": splits}
+    return None
+
+
+# K split in clusters of S = 4 or 3 blocks, summed in distributed shared memory (half_split.cuh), in place of the
+# split through partials: no FP32 slices through global memory and no second kernel. Measured on the H200 against
+# cuBLAS in one run each, three rounds (% of cuBLAS BF16; partials -> clusters): 16 tiles in clusters of 4:
+# 1024x128x4096 84.5 -> 97.6 (84.9 -> 94.0 in a second run), 128x1024x4096 86.2 -> 99.7, 32x2048x4096 88.7 -> 96.5,
+# 256x512x4096 84.5 -> 92.2, 64x2048x8192 99.7 -> 101.5 (FP16 95.6 -> 104.0); 24 tiles: 64x3072x4096 87.8 -> 99.7
+# (FP16 86.7 -> 99.6), 32x3072x4096 96.3 -> 99.7. 32 tiles in clusters of 3 (96 blocks), where M <= 64:
+# 64x4096x4096 77.6 -> 85.0 (FP16 78.0 -> 85.9), 16x4096x14336 95.4 -> 99.9, 32x4096x11008 95.0 -> 101.6,
+# 16x4096x4096 93.6 -> 94.1. They lost where the split through partials has more blocks to give a longer or a taller
+# product (in clusters of 3: 512x512x4096 91.5 -> 89.3, 2048x128x8192 94.7 -> 91.4, 512x512x32768 82.8 -> 65.0; of 4:
+# 256x256x8192, 8 tiles, 82.9 -> 71.5) and where the clusters do not all fit at once: a cluster's blocks share a
+# GPC, and the H200 holds only 30 clusters of 4 and 39 of 3 of these ~210 KiB blocks (cuOccupancyMaxActiveClusters),
+# so 32 tiles in clusters of 4 ran in two waves (64x4096x4096 79.2 -> 61.1) and 40 in clusters of 3 too
+# (16x5120x4096 80.7 -> 54.4).
+_CLUSTER_SPLIT_FIT = {4: 30 / 132, 3: 39 / 132}  # clusters of S resident at once, per SM (H200: 30 and 39 of 132)
+_CLUSTER_SPLIT_MIN_TILES = 16
+_CLUSTER_SPLIT_MAX_K_TILES = {4: 128, 3: 224}  # the longest K measured to win (8192 and 14336)
+
+
+def _cluster_split(M: int, N: int, K: int, sm_count: int) -> int | None:
+    """The blocks of a cluster that split K in place of the split through partials, where the measurements
+    above say it pays, else None: 4 where every cluster of 4 fits at once, else 3 where those fit and C is one
+    row of tiles; in either, K no longer than measured."""
+    tiles, k_tiles = ceil_div(M, 64) * ceil_div(N, 128), ceil_div(K, 64)
+    if tiles < _CLUSTER_SPLIT_MIN_TILES:
+        return None
+    for ways in (4, 3):
+        if tiles <= int(sm_count * _CLUSTER_SPLIT_FIT[ways]):
+            wins = k_tiles <= _CLUSTER_SPLIT_MAX_K_TILES[ways] and (ways == 4 or M <= 64)
+            return ways if wins else None
     return None
 
 
@@ -325,7 +381,8 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
         few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
     partials = _partials_choice(M, N, K, sm_count, blocks)
     if partials:
-        return {**chosen, **partials}
+        ways = _cluster_split(M, N, K, sm_count)
+        return {**chosen, **_SPLIT_TILE_64, "KSPLIT": ways, "CLUSTER": ways} if ways else {**chosen, **partials}
     if M <= 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and blocks < _FEW_ROW_PAIRS * sm_count:
         return {**chosen, **_SPLIT_TILE_64}
     return few
@@ -335,7 +392,7 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     """Rung 30's schedule at a shape, and why (the table footer and ``info``)."""
     tiles = ceil_div(M, p["BM"]) * ceil_div(N, p["BN"])
     tile = f"{p['BM']} x {p['BN']} tiles"
-    if p.get("KSPLIT", 1) > 2:
+    if split_through_partials(p):
         threads = reduce16_parts(reduce16_items(M, N), p["KSPLIT"], sm_count)
         item = "pair of elements" if M * N % 2 == 0 else "element"
         shared = f" ({threads} threads to each {item})" if threads > 1 else ""
@@ -346,6 +403,11 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         return (f"{tile}, K split in pairs: a cluster of two blocks per tile, each over half of the "
                 f"{ceil_div(K, 64)} K tiles, summed in distributed shared memory ({2 * tiles} blocks for "
                 f"{sm_count} SMs)")
+    if split_in_cluster(p):
+        ways = p["KSPLIT"]
+        return (f"{tile}, K split {ways} ways in clusters: a cluster of {ways} blocks per tile, each over 1/{ways} "
+                f"of the {ceil_div(K, 64)} K tiles, summed in distributed shared memory, each block storing its "
+                f"share of the tile's columns, no second kernel ({ways * tiles} blocks for {sm_count} SMs)")
     if p.get("CLUSTER", 2) == 1 and p["BN"] == 64 and N <= _NARROW_PARTIALS_MAX_N:
         return (f"{tile}, no clusters: N = {N} fits one 64-column tile (a 128-column one would spend half or more "
                 f"of its work past N), whose one box of B has nothing to share: {tiles} tiles, "
