@@ -13,10 +13,12 @@
 //   K tile of 128 x 128 x 64 against 24 KiB per 64 x 128 x 64), which pays
 //   once K has 32 tiles of 64 or more (1024 x 1024 x 4096: 81.4% against
 //   70.7%); the exchange itself costs about 2,300 cycles.
-// - KSPLIT = CLUSTER = 4, for long K and fewer tiles still: the four blocks
-//   of a cluster compute one 64 x 128 tile, each over a quarter of K, and
+// - KSPLIT = CLUSTER = 3 or 4, for long K and fewer tiles still: the blocks
+//   of a cluster compute one 64 x 128 tile, each over its part of K, and
 //   share out the sums in distributed shared memory as the pairs do; each
-//   block stores 32 of the tile's columns (half_split.cuh).
+//   block stores its 32 to 48 of the tile's columns (half_split.cuh). No
+//   FP32 sums through global memory and no second kernel, as the split
+//   below has, but only as many clusters as fit at once in the GPCs.
 // - KSPLIT = S > 2 with CLUSTER = 1, for long K and still fewer tiles: S
 //   blocks per C tile, each over an S-th of K, write FP32 sums that a second
 //   kernel adds up and rounds (half_partials.cuh), so tiles x S blocks fill

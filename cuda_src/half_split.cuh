@@ -129,6 +129,8 @@ __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap&
     const int k0 = min(k_tiles, (int)rank * per), count = min(k_tiles, k0 + per) - k0;
     int m0, n0;
     half_tile_origin(blockIdx.x / kSplitWays, M, N, m0, n0);
+    const int first_row = m0;
+    m0 = half_tail_origin(m0, M);
     const int tid = threadIdx.x, lane = tid % 32;
 
     if (tid >= kHalfConsumers) {  // the producer warpgroup: one thread issues this block's K tiles
@@ -172,7 +174,7 @@ __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap&
         for (int r = 0; r < kSplitWays; ++r)  // in rank order: the same sum every run
             if (r != decltype(mine)::value) split_add<decltype(mine)::value>(acc, incoming(ring, wg, r, rank));
     });
-    epilogue(ring, acc, m0, n0, wg, [rank](int group) { return split_owner(group) == (int)rank; });
+    epilogue(ring, acc, m0, n0, wg, [rank](int group) { return split_owner(group) == (int)rank; }, first_row);
     finish();
     if (leader) mbar_wait(copied_bar(ring), 0);  // our copies have read our outgoing buffers: the block may end
 }

@@ -58,7 +58,10 @@ __device__ __forceinline__ void tma_store_rows(const HalfRing& ring, const Tenso
 // split_gemm: a warpgroup's rows through TMA where C can take them (the
 // driver's store_c: 16-byte rows, an aligned C) and beta == 0, else stored
 // directly (reading C); finish() keeps the block until TMA has written C.
-// owned(i): the tile's 8-column groups i this block stores.
+// owned(i): the tile's 8-column groups i this block stores; first_row: the
+// first row of C it stores (above m0 for a tile moved up by half_tail_origin,
+// whose rows above first_row are stored by the tile above: directly, since a
+// TMA box of 64 rows would write them too).
 struct StoreEpilogue {
     const TensorMap& map_c;
     elem16* C;
@@ -69,9 +72,9 @@ struct StoreEpilogue {
 
     template <typename Owned>
     __device__ __forceinline__ void operator()(const HalfRing& ring, const float (&acc)[kHalfAcc], int m0, int n0,
-                                               int wg, Owned owned) {
-        if (via_tma) tma_store_rows(ring, map_c, acc, m0, n0, wg, alpha, boxes, owned);
-        else half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned);
+                                               int wg, Owned owned, int first_row = 0) {
+        if (via_tma && first_row <= m0) tma_store_rows(ring, map_c, acc, m0, n0, wg, alpha, boxes, owned);
+        else half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned, first_row);
     }
     __device__ __forceinline__ void finish() const {
         if (threadIdx.x % 128 == 0) bulk_wait_all();  // C is written before the block ends

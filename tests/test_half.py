@@ -179,15 +179,15 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
     assert spec.grid(1024, 1024, 1024, p) == (128, 1, 1)
     assert "no clusters" in spec.explain(1024, 1024, 1024, 132, p)
     # long K (32 K tiles of 64 and more): 128 x 128 tiles, a pair of blocks per tile, not persistent
-    for shape in ((1024, 1024, 2048), (1024, 1024, 4096), (256, 4096, 4096), (4096, 256, 4096), (65, 4096, 4096),
-                  (96, 4096, 4096)):
+    for shape in ((1024, 1024, 2048), (1024, 1024, 4096), (256, 4096, 4096), (4096, 256, 4096), (200, 4096, 4096)):
         p = picked(*shape)
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"]) == (128, 128, 2, 2, 0)
         assert spec.grid(*shape, p)[0] == 2 * -(-shape[0] // 128) * -(-shape[1] // 128)
         assert "K split in pairs" in spec.explain(*shape, 132, p)
-    # 64 x 128 tiles in pairs where they are one wave too (twice the blocks), unless N <= 64 (half-empty tiles) or
-    # their last row holds 32 rows or fewer (65 x 4096 x 4096: one row)
-    for shape in ((128, 4096, 4096), (4096, 128, 4096), (127, 4096, 4096), (512, 1024, 4096), (97, 4096, 4096)):
+    # 64 x 128 tiles in pairs where they are one wave too (twice the blocks), unless N <= 64 (half-empty tiles),
+    # whatever their last row holds (its tile moves up to end at M: half_tail_origin)
+    for shape in ((128, 4096, 4096), (4096, 128, 4096), (127, 4096, 4096), (512, 1024, 4096), (97, 4096, 4096),
+                  (65, 4096, 4096), (96, 4096, 4096)):
         p = picked(*shape)
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (64, 128, 2, 2, 0, 6)
         assert spec.grid(*shape, p)[0] == 2 * -(-shape[0] // 64) * -(-shape[1] // 128) <= 132

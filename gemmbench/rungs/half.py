@@ -217,7 +217,12 @@ _SPLIT_MIN_K_TILES = 32
 # 89.1; 128x4096x14336 73.8 -> 87.5; 512x768x3072 68.3 -> 90.1; 512x1024x4096 68.3 -> 75.2, FP16 73.0 -> 79.8;
 # 1024x512x4096 69.6 -> 93.3; 2048x256x4096 68.8 -> 95.1; 256x2048x4096 76.4 -> 79.8. Not where N <= 64, whose
 # tiles are half empty (4096x64x4096 73.5, 4096x16x4096 60.6 against 81.5 and 72.5 for 128 x 128 tiles in 4 parts,
-# the choice below), nor where the last row of 64-row tiles is less than half full (65x4096x4096 59.6 -> 49.9).
+# the choice below). Where the last row of 64-row tiles was less than half full they lost (65x4096x4096 59.6 ->
+# 49.9) until that row's tile moved up to end at M (half_tail_origin: no rows of zeros), since when they won there
+# too, in one run each, three rounds (% of cuBLAS BF16, 128 x 128 pairs -> 64 x 128 pairs): 65x4096x4096 75.7 ->
+# 77.8, 72x4096x4096 71.9 -> 72.6, 80x4096x4096 97.5 -> 100.1, 90x4096x4096 74.4 -> 75.8, 96x4096x4096 102.9 ->
+# 104.4, 65x4096x8192 86.2 -> 89.0, 80x3072x4096 74.0 -> 88.2, 80x2048x8192 54.3 -> 70.8 (FP16 65, 80, 90 x 4096 x
+# 4096: 75.7, 98.9, 73.6 -> 76.0, 100.4, 74.2).
 _SPLIT_TILE_64 = {**_SPLIT_TILE, "BM": 64, "STAGES": 6}
 # Where C is one row of 64-row tiles (M <= 64) and too few of them stream B: those pairs, measured on the H200
 # against cuBLAS in one run, three rounds, once A's box holds only M rows (half_a_rows; % of cuBLAS BF16, FP16,
@@ -357,7 +362,7 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """Rung 26's choice; where that is one wave of 64 x 128 tiles, K split in pairs of 128 x 128 tiles
     when K is long, M more than 64 rows (else half of each pair's rows are empty: 16 x 8192 x 8192 51%
     against 70% of cuBLAS) and the pairs fit in one wave (pairs of 64 x 128 tiles where those fit too, N >
-    64 and their last row is more than half full); else the same tiles without clusters, or, where M <= 64
+    64); else the same tiles without clusters, or, where M <= 64
     and they are too few to stream B, in pairs (_FEW_ROW_PAIRS). A split through partials goes first where it
     gives 4x the blocks (_partials_choice). Where
     the tiles chosen without clusters are one row of them, no clusters either (H200, BF16, rung 32 at
@@ -374,8 +379,7 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     pairs = 2 * ceil_div(M, 128) * ceil_div(N, 128)  # blocks of the K split in pairs
     if M > 64 and ceil_div(K, 64) >= _SPLIT_MIN_K_TILES and pairs <= sm_count:
         few, blocks = {**chosen, **_SPLIT_TILE}, pairs
-        last_rows = M % 64 or 64  # of the last row of 64-row tiles
-        if last_rows > 32 and 2 * ceil_div(M, 64) * ceil_div(N, 128) <= sm_count:  # (N > 64 here)
+        if 2 * ceil_div(M, 64) * ceil_div(N, 128) <= sm_count:  # (N > 64 here)
             few = {**chosen, **_SPLIT_TILE_64}
     else:
         few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
@@ -521,9 +525,9 @@ HALF_RUNGS: tuple[KernelSpec, ...] = (
                  "26_half_tma_store.cu", name, bf16, cluster=2, smem=_store_smem, driver="tma16_store")
       for name, label, bf16 in _TYPES),
     *(_ws_record(30 + (1 - bf16), f"{label} few-tile schedules", "rung 26 where a shape has too few C tiles "
-                 "for a second wave: no clusters, or for long K the two blocks of a cluster compute one 128 x 128 "
-                 "tile over the two halves of K and add their sums in distributed shared memory (mma.sync off "
-                 "Hopper)",
+                 "for a second wave: no clusters, or for long K the two to four blocks of a cluster compute one "
+                 "tile over their parts of K and add their sums in distributed shared memory, or more parts add "
+                 "theirs through global memory (mma.sync off Hopper)",
                  "30_half_split_k.cu", name, bf16, cluster=2, smem=_split_smem, driver="tma16_store", split=True,
                  explain=_split_explain)
       for name, label, bf16 in _TYPES),
