@@ -496,8 +496,9 @@ def _ws_record(id: int, name: str, summary: str, source: str, precision: str, bf
         constraints=_WS_CONSTRAINTS + (f"; CLUSTER in {{{'1,' if split else ''}2,4}} divides BN/64" if cluster else "")
         + ("; the smem also holds 1 KiB of barriers and 16 KiB of staged C per consumer warpgroup"
            if smem in (_store_smem, _split_smem) else "")
-        + ("; KSPLIT 2: CLUSTER 2, BN 128, PERSISTENT 0, and 2 x BM x BN x 2 bytes more smem (the partial sums "
-           "sent and received)" if split else "")
+        + ("; KSPLIT = CLUSTER = S in 2..8 (K split in a cluster): BN 128, PERSISTENT 0, and smem for the sums sent "
+           "and received (2 (S-1) x BM x the widest slice of ceil(BN/8/S) 8-column groups x 4 bytes); KSPLIT > 2 "
+           "with CLUSTER 1: through partials" if split else "")
         + ("; B3D 1 (B's boxes in one load) needs N a multiple of 64" if b3d else ""),
         block=lambda p: (128 * (p["BM"] // 64) + 128, 1, 1), grid=_split_grid if split else _ws_grid, smem=smem,
         driver=driver, select=lambda M, N, K, sms: select(M, N, K, sms, rest),
