@@ -148,13 +148,13 @@ def _store_smem(p: Params) -> int:
 
 
 # --- rung 30/31: rung 26 with K split across a cluster's blocks (half_split.cuh) -----------
+_MAX_CLUSTER_SPLIT = 8  # the portable cluster size
+
+
 def split_in_cluster(p: Params) -> bool:
     """K split across the KSPLIT = CLUSTER blocks of a cluster (2 to 8), summed in distributed shared memory
     (half_split.cuh)."""
     return 2 <= p.get("KSPLIT", 1) <= _MAX_CLUSTER_SPLIT and p["KSPLIT"] == p.get("CLUSTER", 1)
-
-
-_MAX_CLUSTER_SPLIT = 8  # the portable cluster size
 
 
 def split_through_partials(p: Params) -> bool:
