@@ -112,7 +112,12 @@ def _ws_grid(M: int, N: int, K: int, p: Params):
 # 192 x 128 (three consumer warpgroups) on the H200 (rung 32, BF16, same run): 0.89-0.99 of
 # 128 x 256's rate per tile, where the last wave of 128 x 256 tiles is short (3072^3: 288 tiles
 # on 132 SMs) 92.7% of cuBLAS against 77.9%, 1536^3 80.9% against 65.0%.
-_WS_TILES = ((128, 256, 1.0, 4), (192, 128, 0.9, 4), (128, 128, 0.75, 4), (64, 128, 0.5, 8))
+# 128 x 128 takes 6 slots, the most that fit beside the staged C (H200, rung 32, % of cuBLAS BF16 in one run, three
+# rounds, 4 -> 6 slots): 256x8192x8192 83.3 -> 91.2 (FP16 83.9 -> 89.9), 128x11008x4096 83.7 -> 95.4 (FP16 83.2 ->
+# 94.1), 512x4096x4096 83.8 -> 91.7 (FP16 85.7 -> 93.2), 128x14336x4096 94.6 -> 98.3, 2048x1024x4096 93.1 -> 96.1,
+# 512x4096x14336 84.7 -> 87.2; within a point at 512x3072x1024, 1280^3, 2048x768x3072 and 2048x1024x1024. Rung 26
+# at 512x4096x4096 83.5 -> 88.3, 256x8192x8192 83.1 -> 93.2; rung 22 (C not staged) 87.6 -> 85.2 and 86.6 -> 88.8.
+_WS_TILES = ((128, 256, 1.0, 4), (192, 128, 0.9, 4), (128, 128, 0.75, 6), (64, 128, 0.5, 8))
 
 
 def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
