@@ -26,8 +26,9 @@ constexpr int kSplitGroups = kHalfAcc / 4;       // 8-column groups of the tile:
 // (2 ways: 8 groups each, whole 64-column boxes; 3 ways: 6, 5 and 5; 4 ways: 4 each).
 __host__ __device__ constexpr int split_first(int r) { return (r * kSplitGroups + kSplitWays - 1) / kSplitWays; }
 __host__ __device__ constexpr int split_owner(int g) { return g * kSplitWays / kSplitGroups; }
-constexpr int kSplitMaxGroups = split_first(1);  // the widest slice (the first)
-constexpr int kSplitWgBytes = kSplitMaxGroups * 16 * 128;  // one buffer: a warpgroup's widest slice
+// The bytes of one consumer warpgroup's part of rank r's slice: 16 per group and thread.
+__host__ __device__ constexpr int split_bytes(int r) { return (split_first(r + 1) - split_first(r)) * 16 * 128; }
+constexpr int kSplitWgBytes = split_bytes(0);  // one buffer: a warpgroup's widest slice (the first)
 // Slices of whole 64-column boxes (8 groups) can leave by TMA store; narrower ones are stored directly.
 constexpr bool kSplitWholeBoxes = kSplitGroups % (8 * kSplitWays) == 0;
 static_assert(KSPLIT == CLUSTER && KSPLIT >= 2 && KSPLIT <= 8, "a K split in a cluster of 2 to 8 blocks");
@@ -114,11 +115,9 @@ __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap&
                                            int M, int N, int K, Epilogue&& epilogue, Finish&& finish) {
     const HalfRing ring = make_half_ring(smem, map_a, map_b, M);
     const unsigned rank = cluster_rank();
-    // bytes of this block's slice, per warpgroup, that each peer sends
-    const unsigned slice_bytes = (split_first(rank + 1) - split_first(rank)) * 16 * 128;
     if (threadIdx.x == 0) {  // the peers' copies complete one phase: every warpgroup's slice from each peer
         mbar_init(exchange_bar(ring), 1);
-        mbar_arrive_expect_tx(exchange_bar(ring), kSplitPeers * kHalfConsumerWarpgroups * slice_bytes);
+        mbar_arrive_expect_tx(exchange_bar(ring), kSplitPeers * kHalfConsumerWarpgroups * split_bytes(rank));
         mbar_init(copied_bar(ring), kSplitPeers * kHalfConsumerWarpgroups);  // each peer's warpgroups, once each
         mbar_init_fence();
     }
@@ -163,8 +162,8 @@ __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap&
     if (leader)
         for (int r = 0; r < kSplitWays; ++r)
             if (r != (int)rank)
-                bulk_copy_to_peer(incoming(ring, wg, rank, r), outgoing(ring, wg, r, rank),
-                                  (split_first(r + 1) - split_first(r)) * 16 * 128, exchange_bar(ring), r);
+                bulk_copy_to_peer(incoming(ring, wg, rank, r), outgoing(ring, wg, r, rank), split_bytes(r),
+                                  exchange_bar(ring), r);
     mbar_wait(exchange_bar(ring), 0);  // every peer's sums for our slice have landed
     if (leader)
         for (int r = 0; r < kSplitWays; ++r)
