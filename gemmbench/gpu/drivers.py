@@ -385,8 +385,9 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
     reduce = parts = reduce_grid = None  # the second kernel, only where the sums go through partials
     if partials is not None:
         reduce = ctx.kernel("reduce_splits16", "iiiifPfP")
-        parts = reduce16_parts(reduce16_items(M, N), splits, ctx.sm_count)  # threads per item
-        reduce_grid = ctx.elementwise_grid(reduce16_items(M, N) * parts, ELEMENTWISE_BLOCK[0])
+        items = reduce16_items(M, N)
+        parts = reduce16_parts(items, splits, ctx.sm_count)  # threads per item
+        reduce_grid = ctx.elementwise_grid(items * parts, ELEMENTWISE_BLOCK[0])
     params = tensormap.pack_params(layout, formats, values)
     sgemm, stream = ctx.kernel("sgemm", f"{layout.size}s", smem), ctx.stream
     alpha_index = len(maps) + 3
