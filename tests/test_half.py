@@ -161,6 +161,8 @@ def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung,
     spec = get_spec("gpu", rung)
     p = spec.params_for(*shape, 132)
     assert (p["BM"], p["BN"], p.get("CLUSTER")) == tile and spec.invalid_reason(p) is None
+    if (p["BM"], p["BN"]) == (128, 128) and p.get("KSPLIT", 1) == 1:  # 6 ring slots, the most beside staged C
+        assert p["STAGES"] == 6
     if rung >= 30 and p["CLUSTER"] == 1 and shape[0] <= p["BM"]:
         assert "no clusters: one row of" in spec.explain(*shape, 132, p)
 
