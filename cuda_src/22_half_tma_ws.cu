@@ -50,14 +50,15 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
     if (tid >= kHalfConsumers) {  // the producer warpgroup: one thread issues every K tile of every C tile
         half_setmaxnreg_dec<kHalfProducerRegs>();
         if (tid == kHalfConsumers) {
-            int it = 0;  // K tiles issued: slot it % STAGES, its phase (it / STAGES) & 1
+            int it = 0, s = 0;   // K tiles issued; the slot of the next (it % STAGES)
+            unsigned phase = 1;  // that slot's phase at its use before ((it / STAGES - 1) & 1)
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int m0, n0;
                 half_tile_origin(tile, M, N, m0, n0);
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
-                    const int s = it % STAGES;
-                    if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
+                    if (it >= STAGES) mbar_wait(ring.empty_bar(s), phase);
                     ring.issue(map_a, map_b, s, m0, n0, kt);
+                    if (++s == STAGES) s = 0, phase ^= 1;
                 }
             }
         }

@@ -69,13 +69,14 @@ __device__ __forceinline__ ClusterUnit cluster_unit(int unit, int M, int N, int 
 __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const TensorMap& map_a, const TensorMap& map_b,
                                                 int M, int N, int K, unsigned rank, int cluster, int clusters) {
     const int units = cluster_units(M, N) * kUnitSplits;
-    int it = 0;  // K tiles issued: slot it % STAGES, its phase (it / STAGES) & 1
+    int it = 0, s = 0;   // K tiles issued; the slot of the next (it % STAGES)
+    unsigned phase = 1;  // that slot's phase at its use before (it / STAGES - 1) & 1: no division per K tile
     for (int unit = cluster; unit < units; unit += clusters) {
         const ClusterUnit u = cluster_unit(unit, M, N, K, rank);
         const int m0 = u.m0, n0 = u.n0;
-        for (int kt = u.k_begin; kt < u.k_begin + u.k_count; ++kt, ++it) {
-            const int s = it % STAGES;
-            if (it >= STAGES) mbar_wait(ring.empty_bar(s), (it / STAGES - 1) & 1);
+        for (int kt = u.k_begin; kt < u.k_begin + u.k_count;
+             ++kt, ++it, s = s + 1 == STAGES ? 0 : s + 1, phase ^= s == 0) {
+            if (it >= STAGES) mbar_wait(ring.empty_bar(s), phase);
             if constexpr (kClusterBlocks == 1) {  // no cluster: rung 22's loads
                 ring.issue(map_a, map_b, s, m0, n0, kt);
                 continue;

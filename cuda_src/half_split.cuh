@@ -135,10 +135,10 @@ __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap&
     if (tid >= kHalfConsumers) {  // the producer warpgroup: one thread issues this block's K tiles
         half_setmaxnreg_dec<kHalfProducerRegs>();
         if (tid == kHalfConsumers)
-            for (int kt = 0; kt < count; ++kt) {
-                const int s = kt % STAGES;
-                if (kt >= STAGES) mbar_wait(ring.empty_bar(s), (kt / STAGES - 1) & 1);
+            for (int kt = 0, s = 0, phase = 1; kt < count; ++kt) {  // phase: that of the slot's use before
+                if (kt >= STAGES) mbar_wait(ring.empty_bar(s), phase);
                 ring.issue(map_a, map_b, s, m0, n0, k0 + kt);
+                if (++s == STAGES) s = 0, phase ^= 1;
             }
         return;
     }
