@@ -47,8 +47,8 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
     extern __shared__ __align__(1024) unsigned char smem[];
     cluster_gemm(
         smem, map_a, map_b, M, N, K,
-        [&](const HalfRing&, const float (&acc)[kHalfAcc], int m0, int n0, int wg, auto owned) {
-            half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned);
+        [&](const HalfRing&, const float (&acc)[kHalfAcc], int m0, int n0, int wg, auto owned, int first_row = 0) {
+            half_store_rows(C, M, N, m0, n0, wg, acc, alpha, beta, owned, first_row);
         },
         [] {});
 }

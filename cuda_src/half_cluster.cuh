@@ -24,8 +24,15 @@ constexpr int kClusterBlocks = CLUSTER;  // blocks per cluster, stacked along M 
 // half_split.cuh's
 constexpr int kUnitSplits = CLUSTER == 1 && KSPLIT > 2 ? KSPLIT : 1;
 static_assert(kClusterBlocks == 1 || kClusterBlocks == 2 || kClusterBlocks == 4, "clusters of 1, 2 or 4 blocks");
-static_assert(kHalfBBoxes % kClusterBlocks == 0, "each block of a cluster multicasts the same number of B boxes");
-constexpr int kClusterShare = kHalfBBoxes / kClusterBlocks;  // B boxes each block loads for the cluster
+// Fewer B boxes than blocks (one 64-column box in pairs): each block loads its 1/CLUSTER of the box's 64 k rows
+// (whole 1 KiB swizzle atoms, so the rows land where the whole box would put them); the driver's B map has
+// that box (b_box_rows).
+constexpr bool kClusterPartBox = kHalfBBoxes < kClusterBlocks;
+static_assert(kClusterPartBox ? kHalfBBoxes == 1 && kClusterBlocks == 2
+                              : kHalfBBoxes % kClusterBlocks == 0,
+              "each block of a cluster multicasts the same number of B boxes, or half of the one box in pairs");
+constexpr int kClusterShare = kClusterPartBox ? 1 : kHalfBBoxes / kClusterBlocks;  // B boxes each block loads
+constexpr int kClusterPartRows = kHalfBK / kClusterBlocks;  // k rows of the box each block loads (kClusterPartBox)
 // With B3D a block's boxes are neighbours, one 3-D load; the driver's B map holds them as one box.
 constexpr bool kClusterB3D = B3D && kClusterShare > 1;
 
@@ -48,11 +55,11 @@ __device__ __forceinline__ void cluster_tile_origin(int unit, int M, int N, unsi
 // What unit `unit` of the grid (cluster_units x kUnitSplits of them) computes: the C tile of this block
 // and K tiles [k_begin, k_begin + k_count), part `split` of K (empty where the parts do not divide K).
 struct ClusterUnit {
-    int m0, n0, k_begin, k_count, split;
+    int m0, n0, k_begin, k_count, split, first_row;
 };
 __device__ __forceinline__ ClusterUnit cluster_unit(int unit, int M, int N, int K, unsigned rank) {
     const int k_tiles = CEIL_DIV(K, kHalfBK);
-    ClusterUnit u{0, 0, 0, k_tiles, 0};
+    ClusterUnit u{0, 0, 0, k_tiles, 0, 0};
     if constexpr (kUnitSplits > 1) {
         const int tiles = cluster_units(M, N), per = CEIL_DIV(k_tiles, kUnitSplits);
         u.split = unit / tiles;
@@ -61,6 +68,10 @@ __device__ __forceinline__ ClusterUnit cluster_unit(int unit, int M, int N, int 
         u.k_count = min(k_tiles, u.k_begin + per) - u.k_begin;
     }
     cluster_tile_origin(unit, M, N, rank, u.m0, u.n0);
+    u.first_row = u.m0;
+    // pairs of 64 x 64 tiles: the last row of tiles moves up to end at M (no rows of zeros to load; the rows it
+    // shares with the tile above are that tile's to store)
+    if constexpr (kClusterPartBox) u.m0 = half_tail_origin(u.m0, M);
     return u;
 }
 
@@ -83,7 +94,10 @@ __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const Tens
             }
             mbar_arrive_expect_tx(ring.full_bar(s), ring.tx);  // own A box + every B box
             tma_load_2d(ring.a(s), map_a, kt * kHalfBK, m0, ring.full_bar(s));
-            if constexpr (kClusterB3D) {
+            if constexpr (kClusterPartBox) {
+                tma_load_2d_multicast(ring.b(s) + rank * kClusterPartRows * 128, map_b, n0,
+                                      kt * kHalfBK + rank * kClusterPartRows, ring.full_bar(s), (1u << kClusterBlocks) - 1);
+            } else if constexpr (kClusterB3D) {
                 tma_load_3d_multicast(ring.b(s) + rank * kClusterShare * kHalfBBoxBytes, map_b, 0, kt * kHalfBK,
                                       n0 / 64 + rank * kClusterShare, ring.full_bar(s), (1u << kClusterBlocks) - 1);
             } else {
@@ -144,7 +158,8 @@ __device__ __forceinline__ void cluster_gemm(unsigned char* smem, const TensorMa
             const auto all = [](int) { return true; };
             if constexpr (kUnitSplits == 1) {
                 half_consume(ring, acc, u.k_count, it, wg, [&](int s) { cluster_release(ring, s, lane); });
-                epilogue(ring, acc, u.m0, u.n0, wg, all);
+                if constexpr (kClusterPartBox) epilogue(ring, acc, u.m0, u.n0, wg, all, u.first_row);
+                else epilogue(ring, acc, u.m0, u.n0, wg, all);
             } else {
                 if (u.k_count > 0) {
                     half_consume(ring, acc, u.k_count, it, wg, [&](int s) { cluster_release(ring, s, lane); });

@@ -188,12 +188,24 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert "K split in pairs" in spec.explain(*shape, 132, p)
     # 64 x 128 tiles in pairs where they are one wave too (twice the blocks), unless N <= 64 (half-empty tiles),
     # whatever their last row holds (its tile moves up to end at M: half_tail_origin)
-    for shape in ((128, 4096, 4096), (4096, 128, 4096), (127, 4096, 4096), (512, 1024, 4096), (97, 4096, 4096),
-                  (65, 4096, 4096), (96, 4096, 4096)):
+    for shape in ((4096, 128, 4096), (512, 1024, 4096), (127, 3072, 4096), (100, 3776, 4096)):
         p = picked(*shape)
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (64, 128, 2, 2, 0, 6)
         assert spec.grid(*shape, p)[0] == 2 * -(-shape[0] // 64) * -(-shape[1] // 128) <= 132
         assert "64 x 128 tiles, K split in pairs" in spec.explain(*shape, 132, p)
+    # but where C is two rows of 64-row tiles whose 64 x 64 tiles fill 90% of the SMs or more (119 to 132 tiles):
+    # those in pairs stacked along M sharing B, K not split, the last row moved up where 16 or more rows lie past M
+    for shape, moved in (((128, 4096, 4096), False), ((127, 4096, 4096), False), ((97, 4096, 4096), True),
+                         ((65, 4096, 4096), True), ((96, 4001, 2048), True), ((112, 3840, 8192), True),
+                         ((113, 4224, 4096), False)):
+        p = picked(*shape)
+        assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (64, 64, 2, 1, 0, 12)
+        assert spec.grid(*shape, p)[0] == 2 * -(-shape[1] // 64) <= 132
+        line = spec.explain(*shape, 132, p)
+        assert "64 x 64 tiles in pairs stacked along M" in line and "K not split" in line, line
+        assert ("moved up to end at M" in line) == moved, line
+    assert get_spec("gpu", 32).explain(127, 4096, 4096, 132, get_spec("gpu", 32).params_for(127, 4096, 4096, 132)) \
+        .endswith("B's 64-column box in 2 loads of 32 k rows a K tile")
     assert picked(1024, 1024, 1984)["KSPLIT"] == 1  # 31 K tiles
     for shape in ((16, 8192, 8192), (64, 2048, 1024)):  # a pair's 128 rows would be half empty: no clusters
         p = picked(*shape)

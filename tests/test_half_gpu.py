@@ -66,6 +66,23 @@ def test_k_split_pairs_match_fp64_reference(gpu, load_problem, rung, pair, shape
     _verify_sm90_schedule(gpu, load_problem, rung, shape, 23, "the K split in pairs", pair)
 
 
+# Pairs of 64 x 64 tiles stacked along M sharing B (each block loads half of the one box's k rows; the
+# selection's where C is two rows of 64-row tiles): the last row of tiles moved up to end at M (100, 65 rows:
+# the moved tile stores directly from the first row the tile above does not), not moved (127 rows), one row of
+# tiles (the pair's second block computes past M), 5 rows (a cluster wholly past M), K of 1, 2 and 65 K tiles,
+# N odd or ragged, both passes; persistent too; rungs 24 and 26 (cluster_gemm's other epilogues) alike.
+PAIRS64 = {"BM": 64, "BN": 64, "CLUSTER": 2, "KSPLIT": 1, "PERSISTENT": 0, "STAGES": 12}
+
+
+@pytest.mark.parametrize("rung,pairs", [(32, PAIRS64), (33, PAIRS64), (30, PAIRS64),
+                                        (32, {**PAIRS64, "PERSISTENT": 1, "STAGES": 8}), (26, PAIRS64), (24, PAIRS64)],
+                         ids=["32", "33", "30", "32-persistent", "26", "24"])
+@pytest.mark.parametrize("shape", [Shape(100, 136, 65), Shape(127, 1001, 999), Shape(65, 264, 4097),
+                                   Shape(7, 13, 5), Shape(300, 200, 129)], ids=str)
+def test_pairs_of_64_column_tiles_sharing_b_match_fp64_reference(gpu, load_problem, rung, pairs, shape):
+    _verify_sm90_schedule(gpu, load_problem, rung, shape, 37, "pairs of 64 x 64 tiles sharing B", pairs)
+
+
 # Rungs 30-33's K split in clusters of 3, 4 and 8 (KSPLIT = CLUSTER): each block stores its slice of 40-48, 32 or 16
 # columns directly; ranks with no K tile (K = 5, 257), one K tile each, odd K, ragged edges, N odd
 # (guarded 16-bit stores) or a multiple of 64 (rungs 32-33 load B in one 3-D box), both passes.

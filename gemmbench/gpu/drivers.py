@@ -69,7 +69,7 @@ from ..precision import precision as precision_class
 from ..rungs import any_shape as rung_any_shape
 from ..rungs import gemv as rung_gemv
 from ..rungs import small as rung_small
-from ..rungs.half import b_box_chunks, reduce16_items, reduce16_parts, split_through_partials
+from ..rungs.half import b_box_chunks, b_box_rows, reduce16_items, reduce16_parts, split_through_partials
 from ..rungs.limits import SMEM_DEFAULT_PER_BLOCK
 from ..spec import KernelSpec, Params, ceil_div
 from . import tensormap
@@ -369,7 +369,7 @@ def tma16(ctx: LaunchContext, store_c: bool = False) -> Gemm:
         # A's box: the tile's rows, or M where C's rows fit one tile (the kernel's half_a_rows: no zero rows to fill)
         a_rows = min(M, ctx.params["BM"])
         maps = [tensormap.encode(tensormap.matrix_map(M, K, a_rows, 64, 128, a_pitch, element), int(a)),
-                tensormap.encode(tensormap.matrix_map(K, N, 64, 64, 128, b_pitch, element,
+                tensormap.encode(tensormap.matrix_map(K, N, b_box_rows(ctx.params), 64, 128, b_pitch, element,
                                                       box_chunks=b_box_chunks(ctx.params)), int(b))]
         if store_c:  # C in boxes of 64 x 64 when TMA can write it (16-byte rows); else the kernel stores it itself
             c_ok = tensormap.pitch_for_tma(N, 2) == N and int(ctx.C) % 16 == 0

@@ -137,8 +137,9 @@ def _check_cluster(p: Params, smem=_ws_smem, multicast: bool = True) -> str | No
         return reason
     if multicast and p["CLUSTER"] not in (1, 2, 4):
         return "CLUSTER must be 1, 2 or 4 blocks"
-    if multicast and (p["BN"] // 64) % p["CLUSTER"]:
-        return "the BN/64 B boxes must split evenly over the CLUSTER blocks that multicast them"
+    if multicast and (p["BN"] // 64) % p["CLUSTER"] and not (p["BN"] == 64 and p["CLUSTER"] == 2):
+        return ("the BN/64 B boxes must split evenly over the CLUSTER blocks that multicast them (or one box "
+                "in halves over a pair)")
     return None
 
 
@@ -235,6 +236,19 @@ _SPLIT_TILE_64 = {**_SPLIT_TILE, "BM": 64, "STAGES": 6}
 # (16x8192x8192 98.7, 113.6 -> 97.8, 112.5; 64x8192x8192 100.6 -> 99.7). A split through partials, where it
 # gives 4x the blocks, stays first (16x4096x4096: 93.3% in 4 parts, 83.3% in pairs).
 _FEW_ROW_PAIRS = 0.45  # pairs where the tiles alone are fewer than this per SM
+# Where C is two rows of 64-row tiles (65 <= M <= 128) and its 64 x 64 tiles fill one wave (90% of the SMs or
+# more): those tiles in pairs stacked along M that share each K tile of B (each block loads half of the one
+# 64-column box's k rows, multicast), K not split, 12 slots, the last row of tiles moved up to end at M
+# (half_tail_origin), in place of the K split in pairs of 64 x 128 tiles: cuBLAS's own schedule at 128 x 4096 x
+# 4096. It lost (127 x 4096 x 4096: 14.1 us against the split's 13.7) until the consumer loop lost its
+# bookkeeping (half_consume). Measured on the H200 in one run, three rounds (% of cuBLAS BF16, K split in pairs
+# -> these pairs): 65x4096x4096 81.2 -> 85.9, 72x 74.6 -> 78.7, 80x 104.9 -> 111.1, 90x 76.8 -> 81.4, 96x 109.7 ->
+# 118.1, 100x 87.2 -> 93.7, 110x 78.5 -> 84.6, 127x 79.6 -> 88.7, 128x 101.0 -> 109.9 (x 4096 x 4096), 127x4096x8192
+# 83.5 -> 94.2, 80x4096x14336 87.3 -> 92.9, 128x4096x2048 93.5 -> 108.5, 90x4001x2100 120.2 -> 122.0 (FP16 at 65,
+# 80, 100, 110, 127 x 4096 x 4096: 81.7, 104.4, 86.7, 71.8, 81.8 -> 86.5, 110.7, 93.2, 77.8, 89.8). Not at 96 tiles
+# (73% of the SMs): 100x3072x4096 89.8 -> 82.4, 127x3072x4096 90.4 -> 85.9.
+_PAIRS64 = {"BM": 64, "BN": 64, "CLUSTER": 2, "KSPLIT": 1, "PERSISTENT": 0, "STAGES": 12}
+_PAIRS64_MIN_FILL = 0.9  # of the SMs
 # KSPLIT above 2: that many FP32 slices of C in global memory, added by reduce_splits16. 128, not 64: one tile
 # (64x64x131072) in 128 parts ran at 91.4% of cuBLAS BF16 against 84.2% in 64 (the reduction's threads shared).
 MAX_KSPLIT = 128
@@ -386,6 +400,8 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
         few, blocks = {**chosen, **_SPLIT_TILE}, pairs
         if 2 * ceil_div(M, 64) * ceil_div(N, 128) <= sm_count:  # (N > 64 here)
             few = {**chosen, **_SPLIT_TILE_64}
+        if ceil_div(M, 64) == 2 and _PAIRS64_MIN_FILL * sm_count <= 2 * ceil_div(N, 64) <= sm_count:
+            few = {**chosen, **_PAIRS64}
     else:
         few, blocks = {**chosen, "CLUSTER": 1}, ceil_div(M, 64) * ceil_div(N, 128)
     partials = _partials_choice(M, N, K, sm_count, blocks)
@@ -426,6 +442,10 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     if p.get("CLUSTER", 2) == 1:
         return f"{tile}, no clusters: {tiles} tiles are one wave on {sm_count} SMs, where multicast only couples blocks"
     waves = ceil_div(tiles, sm_count)
+    if p["BN"] // 64 < p["CLUSTER"]:
+        moved = " (the last row of tiles moved up to end at M)" if M % 64 and 4 * (64 - M % 64) >= 64 and M > 64 else ""
+        return (f"{tile} in pairs stacked along M, each block loading half of the K tile of B both share{moved}, "
+                f"K not split: {tiles} tiles, {waves} wave(s)")
     return f"{tile} in clusters of {p['CLUSTER']} sharing B by multicast: {tiles} tiles, {waves} wave(s)"
 
 
@@ -437,7 +457,14 @@ def b_box_chunks(p: Params) -> int:
     if not p.get("B3D"):
         return 1
     boxes, cluster = p["BN"] // 64, p.get("CLUSTER", 1)
-    return boxes // cluster if cluster > 1 and p.get("KSPLIT", 1) == 1 else boxes
+    return max(1, boxes // cluster) if cluster > 1 and p.get("KSPLIT", 1) == 1 else boxes
+
+
+def b_box_rows(p: Params) -> int:
+    """The k rows of B's box: 64 (a K tile), or where a pair multicasts one 64-column box, each block's half
+    of them (kClusterPartRows in half_cluster.cuh)."""
+    multicast = p.get("CLUSTER", 1) > 1 and p.get("KSPLIT", 1) == 1
+    return 64 // p["CLUSTER"] if multicast and p["BN"] // 64 < p["CLUSTER"] else 64
 
 
 def _check_b3d(p: Params) -> str | None:
@@ -454,6 +481,8 @@ def _b3d_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     chunks = b_box_chunks(p)
     if chunks > 1:
         loads = f"B in one TMA load of {chunks} 64-column boxes a K tile"
+    elif b_box_rows(p) < 64:
+        loads = f"B's 64-column box in {64 // b_box_rows(p)} loads of {b_box_rows(p)} k rows a K tile"
     elif p.get("B3D"):
         loads = "B in one load of its one 64-column box a K tile"
     else:
