@@ -443,7 +443,7 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         return f"{tile}, no clusters: {tiles} tiles are one wave on {sm_count} SMs, where multicast only couples blocks"
     waves = ceil_div(tiles, sm_count)
     if p["BN"] // 64 < p["CLUSTER"]:
-        moved = " (the last row of tiles moved up to end at M)" if M % 64 and 4 * (64 - M % 64) >= 64 and M > 64 else ""
+        moved = " (the last row of tiles moved up to end at M)" if tail_moves(M, p["BM"]) else ""
         return (f"{tile} in pairs stacked along M, each block loading half of the K tile of B both share{moved}, "
                 f"K not split: {tiles} tiles, {waves} wave(s)")
     return f"{tile} in clusters of {p['CLUSTER']} sharing B by multicast: {tiles} tiles, {waves} wave(s)"
@@ -456,15 +456,25 @@ def b_box_chunks(p: Params) -> int:
     1/CLUSTER of them (kClusterShare in half_cluster.cuh). The tma16 driver encodes B's map to match."""
     if not p.get("B3D"):
         return 1
-    boxes, cluster = p["BN"] // 64, p.get("CLUSTER", 1)
-    return max(1, boxes // cluster) if cluster > 1 and p.get("KSPLIT", 1) == 1 else boxes
+    boxes = p["BN"] // 64
+    return max(1, boxes // p["CLUSTER"]) if _multicasts_b(p) else boxes
 
 
 def b_box_rows(p: Params) -> int:
     """The k rows of B's box: 64 (a K tile), or where a pair multicasts one 64-column box, each block's half
     of them (kClusterPartRows in half_cluster.cuh)."""
-    multicast = p.get("CLUSTER", 1) > 1 and p.get("KSPLIT", 1) == 1
-    return 64 // p["CLUSTER"] if multicast and p["BN"] // 64 < p["CLUSTER"] else 64
+    return 64 // p["CLUSTER"] if _multicasts_b(p) and p["BN"] // 64 < p["CLUSTER"] else 64
+
+
+def _multicasts_b(p: Params) -> bool:
+    """The blocks of a cluster share B by multicast: clusters, K not split in them (half_cluster.cuh)."""
+    return p.get("CLUSTER", 1) > 1 and p.get("KSPLIT", 1) == 1
+
+
+def tail_moves(M: int, bm: int) -> bool:
+    """Whether the last row of bm-row tiles moves up to end at M: the kernel's half_tail_origin (more than one
+    row of tiles, and a quarter or more of the last one past M)."""
+    return M > bm and 4 * (-M % bm) >= bm
 
 
 def _check_b3d(p: Params) -> str | None:
