@@ -152,9 +152,13 @@ def test_the_tma_store_rung_fits_its_staged_boxes_in_shared_memory():
     (32, (2048, 2048, 2048), (128, 256, 2)),   # 128 tiles: one wave
     (32, (3072, 3072, 3072), (192, 128, 2)),   # 288 tiles of 128 x 256 are 2.2 waves; 384 of 192 x 128 are 2.9
     (32, (1536, 1536, 1536), (192, 128, 2)),   # 72 tiles (55% of the SMs) against 96
-    (32, (2048, 3072, 1024), (128, 256, 2)),   # 11 tile rows of 192 are 12 in pairs: 288 tiles, a third wave
+    (32, (2048, 3072, 1024), (128, 128, 2)),   # 384 tiles, 3 waves: 21% under 128 x 256's 2 waves of 192 tiles
+    (32, (512, 11008, 4096), (128, 128, 2)),   # the same: 344 tiles against 172
+    (32, (384, 11008, 4096), (192, 128, 2)),   # 2 waves of 172 tiles; 4 of 64 x 128 (at its rate of 0.6) no better
+    (32, (4097, 4097, 4097), (128, 256, 2)),   # 192 x 128 estimated 5.3% faster: a near tie keeps the larger tile
+    (32, (5888, 5888, 5888), (128, 256, 2)),   # 128 x 128 estimated 0.6% faster: the same
     (22, (2048, 3072, 1024), (192, 128, None)),  # no clusters: 264 tiles, two waves
-    (26, (128, 14336, 4096), (128, 256, 2)),   # rung 26 keeps its pairs: each pair's second tile row lies past M
+    (26, (128, 14336, 4096), (64, 128, 2)),    # rung 26 keeps its pairs: 64-row tiles, both rows of a pair inside M
     (32, (128, 14336, 4096), (128, 128, 1)),   # one tile row: no clusters (rungs 30-33)
     (32, (1024, 1024, 1024), (64, 128, 1))])   # one wave of small tiles, no clusters
 def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung, shape, tile):
@@ -256,7 +260,7 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert (p["BM"], p["BN"], p["CLUSTER"], p["KSPLIT"], p["PERSISTENT"], p["STAGES"]) == (128, 64, 1, 4, 1, 8)
         assert spec.grid(*shape, p)[0] == 128
         assert spec.invalid_reason(p) is None
-    for shape, tile in (((8192, 64, 8192), (64, 64)), ((16384, 64, 4096), (128, 64)), ((65536, 64, 1024), (192, 64)),
+    for shape, tile in (((8192, 64, 8192), (64, 64)), ((16384, 64, 4096), (128, 64)), ((65536, 64, 1024), (128, 64)),
                         ((16, 16, 16), (64, 64))):
         p = picked(*shape)
         assert ((p["BM"], p["BN"]), p["CLUSTER"], p["KSPLIT"]) == (tile, 1, 1), shape

@@ -105,19 +105,21 @@ def _ws_grid(M: int, N: int, K: int, p: Params):
 
 
 # The C tiles a wgmma rung picks from, each with its throughput relative to 128 x 256 (the one
-# with the most reuse per byte of shared memory) and the ring depth it affords. Measured on an
-# H100 against cuBLAS BF16 (rung 26, % of cuBLAS): at 4096^3, where every tile runs many waves,
-# 64 x 128 reaches 0.55 of 128 x 256's rate; at 1024^3, one wave of each, 64 x 128 (STAGES=8)
-# 77.3% against 128 x 256's 45.2%; at 1536^3 128 x 256 (62.0%) beats 128 x 128 (54.3%).
-# 192 x 128 (three consumer warpgroups) on the H200 (rung 32, BF16, same run): 0.89-0.99 of
-# 128 x 256's rate per tile, where the last wave of 128 x 256 tiles is short (3072^3: 288 tiles
-# on 132 SMs) 92.7% of cuBLAS against 77.9%, 1536^3 80.9% against 65.0%.
-# 128 x 128 takes 6 slots, the most that fit beside the staged C (H200, rung 32, % of cuBLAS BF16 in one run, three
-# rounds, 4 -> 6 slots): 256x8192x8192 83.3 -> 91.2 (FP16 83.9 -> 89.9), 128x11008x4096 83.7 -> 95.4 (FP16 83.2 ->
-# 94.1), 512x4096x4096 83.8 -> 91.7 (FP16 85.7 -> 93.2), 128x14336x4096 94.6 -> 98.3, 2048x1024x4096 93.1 -> 96.1,
-# 512x4096x14336 84.7 -> 87.2; +0.8 to +1.7 at 512x3072x1024, 1280^3, 2048x768x3072 and 2048x1024x1024. Rung 26
-# at 512x4096x4096 83.5 -> 88.3, 256x8192x8192 83.1 -> 93.2; rung 22 (C not staged) 87.6 -> 85.2 and 86.6 -> 88.8.
-_WS_TILES = ((128, 256, 1.0, 4), (192, 128, 0.9, 4), (128, 128, 0.75, 6), (64, 128, 0.5, 8))
+# with the most reuse per byte of shared memory) and the ring depth it affords. Rates per tile where
+# every tile runs many waves, measured with the lean consumer loop (H200, rung 32, one run, three
+# rounds; each tile's waves on 132 SMs over its time): 6144 x 6144 x 4096 BF16 192 x 128 0.97, 128 x
+# 128 0.96, 64 x 128 0.71 (FP16 0.98, 0.95, 0.70); 8192 x 8192 x 4096 BF16 0.94, 0.96, 0.69. 64 x 128
+# is taken at 0.6: at 0.7 it replaced 192 x 128 at 384 x 11008 x K (4 waves against 2) and lost 2-3.5
+# points there. (Before the lean loop, on an H100, 128 x 128 was taken as 0.75 and 64 x 128 as 0.5.)
+# 128 x 128 takes 6 slots, the most that fit beside the staged C.
+_WS_TILES = ((128, 256, 1.0, 4), (192, 128, 0.95, 4), (128, 128, 0.95, 6), (64, 128, 0.6, 8))
+# A tile further down the list is taken only where its estimate is this much below that of the one
+# chosen before it: near a tie the estimate cannot tell the tiles apart (H200, rung 32, BF16, one
+# run: at 4097^3 192 x 128 was estimated 5.3% faster than 128 x 256 and ran 7% slower; at 5888^3 128
+# x 128, 0.6% faster, ran 3.5% slower). Where 128 x 128 is estimated 8-21% faster it won in one run
+# against 128 x 256 (% of cuBLAS BF16): 2048 x 3072 x 1024 80.1 -> 96.1, 512 x 11008 x 4096 79.2 ->
+# 93.7, 2048 x 3072 x 4096 81.2 -> 91.3, 3840^3 92.2 -> 94.1 (FP16 alike).
+_WS_NEAR_TIE = 0.06
 
 
 def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
@@ -127,7 +129,11 @@ def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     def cost(tile):
         bm, bn, rate, _ = tile
         return ceil_div(_ws_grid(M, N, K, {**rest, "BM": bm, "BN": bn})[0], sm_count) * bm * bn / rate
-    bm, bn, _, stages = min(_WS_TILES, key=cost)  # ties go to the larger tile, listed first
+    best = _WS_TILES[0]
+    for tile in _WS_TILES[1:]:
+        if cost(tile) < (1 - _WS_NEAR_TIE) * cost(best):
+            best = tile
+    bm, bn, _, stages = best
     return {**rest, "BM": bm, "BN": bn, "STAGES": stages}
 
 
