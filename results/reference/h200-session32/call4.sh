@@ -1,0 +1,24 @@
+python3 .scratch/exp.py 4097x4097x4097 3 bf16 "cur:32;rate:32:BN=128,BM=192" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 2048x3072x768 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 2048x3072x1024 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 512x12288x4096 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 512x11008x4096 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 2048x11008x4096 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 3840x3840x3840 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 4352x4352x4352 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 4864x4864x4864 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 5120x5120x5120 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 5632x5632x5632 3 bf16 "cur:32;rate:32:BN=128,BM=192" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 5888x5888x5888 3 bf16 "cur:32;rate:32:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 6912x6912x6912 3 bf16 "cur:32;rate:32:BN=128,BM=192" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-32-bf16.txt
+python3 .scratch/exp.py 4097x4097x4097 3 fp16 "cur:33;rate:33:BN=128,BM=192" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-33-fp16.txt
+python3 .scratch/exp.py 2048x3072x1024 3 fp16 "cur:33;rate:33:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-33-fp16.txt
+python3 .scratch/exp.py 512x11008x4096 3 fp16 "cur:33;rate:33:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-33-fp16.txt
+python3 .scratch/exp.py 5120x5120x5120 3 fp16 "cur:33;rate:33:BN=128,STAGES=6" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-33-fp16.txt
+python3 .scratch/exp.py 6912x6912x6912 3 fp16 "cur:33;rate:33:BN=128,BM=192" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-33-fp16.txt
+python3 .scratch/exp.py 128x11008x4096 3 bf16 "cur:26;rate:26:STAGES=8,BM=64,BN=128" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-26-bf16.txt
+python3 .scratch/exp.py 128x14336x4096 3 bf16 "cur:26;rate:26:STAGES=8,BM=64,BN=128" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-26-bf16.txt
+python3 .scratch/exp.py 4352x4352x4352 3 bf16 "cur:26;rate:26:STAGES=6,BN=128" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-26-bf16.txt
+python3 .scratch/exp.py 4352x4352x4352 3 bf16 "cur:22;rate:22:BM=192,BN=128" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-22-bf16.txt
+python3 .scratch/exp.py 5888x5888x5888 3 bf16 "cur:22;rate:22:BM=192,BN=128" 2>&1 | grep -v precompiled >> $OUT/call4-rates-ab-22-bf16.txt
+grep -hE '^==|^   ' $OUT/call4-rates-ab-*.txt | cut -c1-60

@@ -1,0 +1,26 @@
+python3 .scratch/exp.py 2048x3072x768 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 2048x3072x1024 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 512x12288x4096 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 512x11008x4096 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 3840x3840x3840 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 384x11008x768 3 bf16 "new:32;head:32:STAGES=4,BM=192" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 384x11008x1024 3 bf16 "new:32;head:32:STAGES=4,BM=192" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 384x11008x4096 3 bf16 "new:32;head:32:STAGES=4,BM=192" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 512x11008x768 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 512x11008x1024 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 1024x14336x768 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 1024x14336x1024 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 1024x14336x4096 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 2048x3072x4096 3 bf16 "new:32;head:32:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-32-bf16.txt
+python3 .scratch/exp.py 2048x3072x1024 3 fp16 "new:33;head:33:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-33-fp16.txt
+python3 .scratch/exp.py 512x11008x4096 3 fp16 "new:33;head:33:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-33-fp16.txt
+python3 .scratch/exp.py 3840x3840x3840 3 fp16 "new:33;head:33:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-33-fp16.txt
+python3 .scratch/exp.py 384x11008x4096 3 fp16 "new:33;head:33:STAGES=4,BM=192" 2>&1 | grep -v precompiled >> $OUT/call5-ab-33-fp16.txt
+python3 .scratch/exp.py 1024x14336x4096 3 fp16 "new:33;head:33:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-33-fp16.txt
+python3 .scratch/exp.py 2048x3072x4096 3 fp16 "new:33;head:33:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-33-fp16.txt
+python3 .scratch/exp.py 2048x3072x1024 3 bf16 "new:24;head:24:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-24-bf16.txt
+python3 .scratch/exp.py 128x11008x4096 3 bf16 "new:24;head:24:STAGES=4,BM=128,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-24-bf16.txt
+python3 .scratch/exp.py 384x11008x4096 3 bf16 "new:24;head:24:STAGES=4,BM=192" 2>&1 | grep -v precompiled >> $OUT/call5-ab-24-bf16.txt
+python3 .scratch/exp.py 3840x3840x3840 3 bf16 "new:22;head:22:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-22-bf16.txt
+python3 .scratch/exp.py 1024x14336x4096 3 bf16 "new:22;head:22:STAGES=4,BN=256" 2>&1 | grep -v precompiled >> $OUT/call5-ab-22-bf16.txt
+for f in $OUT/call5-ab-*.txt; do echo "## $f"; grep -E '^==|^   (new|head)' $f | awk '/^==/{s=$2} /^   /{printf "%s %s %s %s | ", s, $1, $2, $4} /head/{print ""}'; done
