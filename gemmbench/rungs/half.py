@@ -124,8 +124,9 @@ _WS_NEAR_TIE = 0.06
 
 def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     """The tile with the least estimated time: its waves (a persistent block takes tile after
-    tile, so the busiest SM's count of tiles, rounded up) times its tile's work over its rate. The
-    tiles are the grid's (_ws_grid): in clusters, whole groups of CLUSTER tile rows, those past M too."""
+    tile, so the busiest SM's count of tiles, rounded up) times its tile's work over its rate; a tile
+    further down _WS_TILES only where that is _WS_NEAR_TIE below the one chosen so far. The tiles are
+    the grid's (_ws_grid): in clusters, whole groups of CLUSTER tile rows, those past M too."""
     def cost(tile):
         bm, bn, rate, _ = tile
         return ceil_div(_ws_grid(M, N, K, {**rest, "BM": bm, "BN": bn})[0], sm_count) * bm * bn / rate
