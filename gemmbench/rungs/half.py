@@ -449,7 +449,7 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     if p.get("CLUSTER", 2) == 1:
         return f"{tile}, no clusters: {tiles} tiles are one wave on {sm_count} SMs, where multicast only couples blocks"
     waves = ceil_div(tiles, sm_count)
-    if p["BN"] // 64 < p["CLUSTER"]:
+    if _multicasts_part_box(p):
         moved = " (the last row of tiles moved up to end at M)" if tail_moves(M, p["BM"]) else ""
         return (f"{tile} in pairs stacked along M, each block loading half of the K tile of B both share{moved}, "
                 f"K not split: {tiles} tiles, {waves} wave(s)")
@@ -470,12 +470,18 @@ def b_box_chunks(p: Params) -> int:
 def b_box_rows(p: Params) -> int:
     """The k rows of B's box: 64 (a K tile), or where a pair multicasts one 64-column box, each block's half
     of them (kClusterPartRows in half_cluster.cuh)."""
-    return 64 // p["CLUSTER"] if _multicasts_b(p) and p["BN"] // 64 < p["CLUSTER"] else 64
+    return 64 // p["CLUSTER"] if _multicasts_part_box(p) else 64
 
 
 def _multicasts_b(p: Params) -> bool:
     """The blocks of a cluster share B by multicast: clusters, K not split in them (half_cluster.cuh)."""
     return p.get("CLUSTER", 1) > 1 and p.get("KSPLIT", 1) == 1
+
+
+def _multicasts_part_box(p: Params) -> bool:
+    """A pair shares one 64-column box of B, each block loading part of its k rows (kClusterPartBox in
+    half_cluster.cuh): fewer B boxes than blocks in a cluster that multicasts B."""
+    return _multicasts_b(p) and p["BN"] // 64 < p["CLUSTER"]
 
 
 def tail_moves(M: int, bm: int) -> bool:
