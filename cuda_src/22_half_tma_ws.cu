@@ -58,7 +58,7 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     if (it >= STAGES) mbar_wait(ring.empty_bar(s), phase);
                     ring.issue(map_a, map_b, s, m0, n0, kt);
-                    if (++s == STAGES) s = 0, phase ^= 1;
+                    half_next_slot(s, phase);
                 }
             }
         }

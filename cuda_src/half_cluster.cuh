@@ -85,8 +85,7 @@ __device__ __forceinline__ void cluster_produce(const HalfRing& ring, const Tens
     for (int unit = cluster; unit < units; unit += clusters) {
         const ClusterUnit u = cluster_unit(unit, M, N, K, rank);
         const int m0 = u.m0, n0 = u.n0;
-        for (int kt = u.k_begin; kt < u.k_begin + u.k_count;
-             ++kt, ++it, s = s + 1 == STAGES ? 0 : s + 1, phase ^= s == 0) {
+        for (int kt = u.k_begin; kt < u.k_begin + u.k_count; ++kt, ++it, half_next_slot(s, phase)) {
             if (it >= STAGES) mbar_wait(ring.empty_bar(s), phase);
             if constexpr (kClusterBlocks == 1) {  // no cluster: rung 22's loads
                 ring.issue(map_a, map_b, s, m0, n0, kt);

@@ -134,12 +134,15 @@ __device__ __forceinline__ void split_gemm(unsigned char* smem, const TensorMap&
 
     if (tid >= kHalfConsumers) {  // the producer warpgroup: one thread issues this block's K tiles
         half_setmaxnreg_dec<kHalfProducerRegs>();
-        if (tid == kHalfConsumers)
-            for (int kt = 0, s = 0, phase = 1; kt < count; ++kt) {  // phase: that of the slot's use before
+        if (tid == kHalfConsumers) {
+            int s = 0;
+            unsigned phase = 1;  // that of the slot's use before
+            for (int kt = 0; kt < count; ++kt) {
                 if (kt >= STAGES) mbar_wait(ring.empty_bar(s), phase);
                 ring.issue(map_a, map_b, s, m0, n0, k0 + kt);
-                if (++s == STAGES) s = 0, phase ^= 1;
+                half_next_slot(s, phase);
             }
+        }
         return;
     }
 

@@ -81,6 +81,13 @@ struct HalfRing {
     }
 };
 
+// The next K tile's place in the ring: its slot, and its barriers' phase, which flips each time the slots wrap
+// round. Producers and consumers carry (slot, phase) from one K tile to the next rather than dividing a K-tile
+// count by STAGES (a producer's phase is that of the slot's use before: it starts at 1).
+__device__ __forceinline__ void half_next_slot(int& s, unsigned& phase) {
+    if (++s == STAGES) s = 0, phase ^= 1;
+}
+
 // The ring in dynamic shared memory, aligned to 1024 bytes for the swizzle;
 // thread 0 initialises the barriers, the caller then syncs. A slot is free
 // again after `releases` arrivals (the consumer warps of every block whose
@@ -153,7 +160,7 @@ __device__ __forceinline__ void half_consume(const HalfRing& ring, float (&acc)[
         wgmma_wait<1>();  // the previous K tile's wgmmas have retired: release its slot
         if (kt > 0) release(last);
         last = s;
-        if (++s == STAGES) s = 0, phase ^= 1;
+        half_next_slot(s, phase);
     }
     it += k_tiles;
     wgmma_wait<0>();
