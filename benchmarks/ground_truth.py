@@ -17,6 +17,12 @@ clock (time x its clock / ncu's clock): for a kernel bound by the SM clock,
 that is the time it would have taken at the clock ncu measured.
 
     python3 benchmarks/ground_truth.py --rungs 0,10,11 --sizes 128,256,512,4096
+    python3 benchmarks/ground_truth.py --rungs 0:bf16,32 --shapes 2047x2047x2047,127x4096x4096
+    python3 benchmarks/ground_truth.py --rungs 28 --shapes benchmarks/shapes/odd.csv
+
+A rung is its id; ``0:P`` is the library row of precision P (``0`` alone is
+cuBLAS SGEMM). ``--sizes`` gives cubes, ``--shapes`` MxNxK triples or shape
+files and folders (as ``gemmbench sizes --shapes`` reads them).
 """
 
 from __future__ import annotations
@@ -26,27 +32,52 @@ import csv
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
 
 from gemmbench.backend import Budget, Problem, Shape
-from gemmbench.rungs import get_spec
+from gemmbench.rungs import get_spec, ladder
+from gemmbench.shapeset import read_shapes
 
 WARMUP_CALLS = 10
 
 
-def _gemm_for(rung: int, size: int):
+def kernel_spec(token: str):
+    """A rung by its id, or ``0:P``: the library row of precision class P."""
+    rung, _, prec = token.strip().partition(":")
+    spec = get_spec("gpu", int(rung))
+    if prec and prec != spec.precision:
+        spec = next((s for s in ladder("gpu") if s.id == spec.id and s.precision == prec), None)
+        if spec is None:
+            raise ValueError(f"no GPU rung {token!r}: a rung has one precision; 0:P takes fp32, tf32, bf16 or fp16")
+    return spec
+
+
+def parse_shapes(sizes: str | None, shapes: str | None) -> list[Shape]:
+    """Cubes of ``--sizes``, then ``--shapes``: MxNxK triples, a bare N for N^3, or shape files and folders."""
+    out = [Shape(n, n, n) for n in map(int, sizes.split(","))] if sizes else []
+    for item in shapes.split(",") if shapes else []:
+        item = item.strip()
+        if re.fullmatch(r"\d+(x\d+x\d+)?", item):
+            dims = [int(d) for d in item.split("x")]
+            out.append(Shape(*(dims * 3 if len(dims) == 1 else dims)))
+        else:
+            out.extend(entry.shape for entry in read_shapes([item]).shapes)
+    return list(dict.fromkeys(out))
+
+
+def _gemm_for(token: str, shape: Shape):
     from gemmbench.gpu.backend import GpuBackend
     gpu = GpuBackend()
-    shape = Shape(size, size, size)
     gpu.load(Problem.random(shape, seed=0))
-    return gpu, gpu.prepare(get_spec("gpu", rung), shape).gemm
+    return gpu, gpu.prepare(kernel_spec(token), shape).gemm
 
 
-def launch(rung: int, size: int, calls: int) -> None:
+def launch(token: str, shape: Shape, calls: int) -> None:
     """The process ncu profiles: warm-up calls, then ``calls`` calls, nothing else."""
-    gpu, gemm = _gemm_for(rung, size)
+    gpu, gemm = _gemm_for(token, shape)
     for _ in range(WARMUP_CALLS + calls):
         gemm(1.0, 0.0)
     gpu.stream.synchronize()
@@ -67,11 +98,11 @@ def unit_scale(unit: str) -> float:
     return _SCALES[parts[0]]
 
 
-def ncu_kernels(rung: int, size: int, calls: int) -> list[tuple[str, float, float]]:
+def ncu_kernels(token: str, shape: Shape, calls: int) -> list[tuple[str, float, float]]:
     """(kernel name, seconds, SM clock in Hz) of every kernel the launch process ran, in order."""
     cmd = ["ncu", "--clock-control", "none", "--cache-control", "none", "--metrics", f"{TIME},{CLOCK}",
            "--csv", "--print-units", "base", sys.executable, os.path.abspath(__file__),
-           "--launch", str(rung), str(size), str(calls)]
+           "--launch", token, str(shape), str(calls)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return parse_ncu_csv(done.stdout)
 
@@ -87,24 +118,36 @@ def parse_ncu_csv(text: str) -> list[tuple[str, float, float]]:
     return [(k["name"], k[TIME], k[CLOCK]) for k in kernels.values()]
 
 
-def compare(rung: int, size: int, calls: int) -> dict:
-    kernels = ncu_kernels(rung, size, calls)
+def ncu_calls(kernels: list[tuple[str, float, float]], calls: int) -> dict:
+    """ncu's launches of one process -> the last ``calls`` calls: the median call time, each kernel's median,
+    and ncu's SM clock over them, weighted by time (= elapsed cycles / elapsed time). Launches left over
+    at the start are one-time work before the first call; their names are kept as ``once``."""
     per_call = len(kernels) // (WARMUP_CALLS + calls)
+    if per_call == 0:
+        raise ValueError(f"ncu saw {len(kernels)} kernel launches for {WARMUP_CALLS + calls} calls")
     timed = kernels[-calls * per_call:]
     call_times = [sum(t for _, t, _ in timed[i:i + per_call]) for i in range(0, len(timed), per_call)]
-    names = [name for name, _, _ in timed[:per_call]]
-    by_kernel = [statistics.median(t for j, (_, t, _) in enumerate(timed) if j % per_call == i)
-                 for i in range(per_call)]
-    # ncu's clock over the timed calls, weighted by time (= elapsed cycles / elapsed time)
-    ncu_mhz = sum(t * hz for _, t, hz in timed) / sum(t for _, t, _ in timed) / 1e6
-    gpu, gemm = _gemm_for(rung, size)
+    once = kernels[:len(kernels) - (WARMUP_CALLS + calls) * per_call]
+    return {"per_call": per_call, "call_s": statistics.median(call_times), "once": [name for name, _, _ in once],
+            "names": [name for name, _, _ in timed[:per_call]],
+            "kernel_s": [statistics.median(t for j, (_, t, _) in enumerate(timed) if j % per_call == i)
+                         for i in range(per_call)],
+            "mhz": sum(t * hz for _, t, hz in timed) / sum(t for _, t, _ in timed) / 1e6}
+
+
+def compare(token: str, shape: Shape, calls: int) -> dict:
+    ncu = ncu_calls(ncu_kernels(token, shape, calls), calls)
+    names, by_kernel, per_call, ncu_mhz = ncu["names"], ncu["kernel_s"], ncu["per_call"], ncu["mhz"]
+    gpu, gemm = _gemm_for(token, shape)
     samples, notes = gpu.measure(gemm, 1.0, 0.0, Budget(0.1, 30, 300, 0.5))
-    ours, truth = statistics.median(samples), statistics.median(call_times)
+    ours, truth = statistics.median(samples), ncu["call_s"]
     our_mhz = notes.get("sm_clock_mhz")
     scaled = ours * our_mhz / ncu_mhz if our_mhz else None
-    return {"rung": rung, "size": size, "gemmbench_us": ours * 1e6, "ncu_us": truth * 1e6,
+    spec = kernel_spec(token)
+    return {"rung": spec.id, "precision": spec.precision, "name": spec.name, "shape": str(shape),
+            "gemmbench_us": ours * 1e6, "ncu_us": truth * 1e6,
             "difference_pct": 100 * (ours - truth) / truth, "kernels_per_call": per_call,
-            "kernels": [{"name": n, "ncu_us": t * 1e6} for n, t in zip(names, by_kernel)],
+            "kernels": [{"name": n, "ncu_us": t * 1e6} for n, t in zip(names, by_kernel)], "once": ncu["once"],
             "sm_clock": our_mhz, "nvml_sm_clock": notes.get("nvml_sm_clock_mhz"), "ncu_sm_clock": ncu_mhz,
             "gemmbench_at_ncu_clock_us": scaled * 1e6 if scaled else None,
             "clock_scaled_difference_pct": 100 * (scaled - truth) / truth if scaled else None}
@@ -112,25 +155,32 @@ def compare(rung: int, size: int, calls: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rungs", default="0,10,11")
-    parser.add_argument("--sizes", default="128,256,512,4096")
+    parser.add_argument("--rungs", default="0,10,11", help="Rung ids; 0:P is the library row of precision P.")
+    parser.add_argument("--sizes", default=None, help="Cubes (default 128,256,512,4096 without --shapes).")
+    parser.add_argument("--shapes", default=None, help="MxNxK triples, or shape files and folders.")
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--json", dest="json_path", default=None, help="Also write the rows here.")
-    parser.add_argument("--launch", nargs=3, type=int, metavar=("RUNG", "SIZE", "CALLS"), help=argparse.SUPPRESS)
+    parser.add_argument("--launch", nargs=3, metavar=("RUNG", "SHAPE", "CALLS"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.launch:
-        launch(*args.launch)
+        token, shape, calls = args.launch
+        launch(token, parse_shapes(None, shape)[0], int(calls))
         return
-    rows = [compare(r, s, args.calls) for r in map(int, args.rungs.split(","))
-            for s in map(int, args.sizes.split(","))]
-    print("| rung | size | gemmbench (us) | ncu (us) | difference | gemmbench MHz (NVML) | ncu MHz "
+    tokens = args.rungs.split(",")
+    for token in tokens:
+        kernel_spec(token)  # a bad id fails here, before any profiling
+    shapes = parse_shapes(args.sizes or (None if args.shapes else "128,256,512,4096"), args.shapes)
+    rows = [compare(t, s, args.calls) for t in tokens for s in shapes]
+    print("| rung | shape | gemmbench (us) | ncu (us) | difference | gemmbench MHz (NVML) | ncu MHz "
           "| gemmbench at ncu's clock (us) | difference | kernels per call (ncu us each) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         kernels = "; ".join(f"{k['name'][:48]} {k['ncu_us']:.2f}" for k in row["kernels"])
+        if row["once"]:
+            kernels += f" (and once, before the first call: {', '.join(n[:48] for n in row['once'])})"
         scaled = (f"{row['gemmbench_at_ncu_clock_us']:.2f} | {row['clock_scaled_difference_pct']:+.1f}%"
                   if row["sm_clock"] else "- | -")
-        print(f"| {row['rung']} | {row['size']}^3 | {row['gemmbench_us']:.2f} | {row['ncu_us']:.2f} | "
+        print(f"| {row['rung']} {row['name']} | {row['shape']} | {row['gemmbench_us']:.2f} | {row['ncu_us']:.2f} | "
               f"{row['difference_pct']:+.1f}% | {row['sm_clock'] or 0:,.0f} ({row['nvml_sm_clock'] or 0:,.0f}) | "
               f"{row['ncu_sm_clock']:,.0f} | "
               f"{scaled} | {row['kernels_per_call']}: {kernels} |")
