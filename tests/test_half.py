@@ -148,15 +148,15 @@ def test_the_tma_store_rung_fits_its_staged_boxes_in_shared_memory():
 
 
 @pytest.mark.parametrize("rung, shape, tile", [
-    (32, (4096, 4096, 4096), (128, 256, 2)),   # 512 tiles: whole waves of the largest tile
-    (32, (2048, 2048, 2048), (128, 256, 2)),   # 128 tiles: one wave
-    (32, (3072, 3072, 3072), (192, 128, 2)),   # 288 tiles of 128 x 256 are 2.2 waves; 384 of 192 x 128 are 2.9
-    (32, (1536, 1536, 1536), (192, 128, 2)),   # 72 tiles (55% of the SMs) against 96
-    (32, (2048, 3072, 1024), (128, 128, 2)),   # 384 tiles, 3 waves: 21% under 128 x 256's 2 waves of 192 tiles
-    (32, (512, 11008, 4096), (128, 128, 2)),   # the same: 344 tiles against 172
-    (32, (384, 11008, 4096), (192, 128, 2)),   # 2 waves of 172 tiles; 4 of 64 x 128 (at its rate of 0.6) no better
-    (32, (4097, 4097, 4097), (128, 256, 2)),   # 192 x 128 estimated 5.3% faster: a near tie keeps the larger tile
-    (32, (5888, 5888, 5888), (128, 256, 2)),   # 128 x 128 estimated 0.6% faster: the same
+    (26, (4096, 4096, 4096), (128, 256, 2)),   # 512 tiles: whole waves of the largest tile
+    (26, (2048, 2048, 2048), (128, 256, 2)),   # 128 tiles: one wave
+    (26, (3072, 3072, 3072), (192, 128, 2)),   # 288 tiles of 128 x 256 are 2.2 waves; 384 of 192 x 128 are 2.9
+    (26, (1536, 1536, 1536), (192, 128, 2)),   # 72 tiles (55% of the SMs) against 96
+    (26, (2048, 3072, 1024), (128, 128, 2)),   # 384 tiles, 3 waves: 21% under 128 x 256's 2 waves of 192 tiles
+    (26, (512, 11008, 4096), (128, 128, 2)),   # the same: 344 tiles against 172
+    (26, (384, 11008, 4096), (192, 128, 2)),   # 2 waves of 172 tiles; 4 of 64 x 128 (at its rate of 0.6) no better
+    (26, (4097, 4097, 4097), (128, 256, 2)),   # 192 x 128 estimated 5.3% faster: a near tie keeps the larger tile
+    (26, (5888, 5888, 5888), (128, 256, 2)),   # 128 x 128 estimated 0.6% faster: the same
     (22, (2048, 3072, 1024), (192, 128, None)),  # no clusters: 264 tiles, two waves
     (26, (128, 14336, 4096), (64, 128, 2)),    # rung 26 keeps its pairs: 64-row tiles, both rows of a pair inside M
     (32, (128, 14336, 4096), (128, 128, 1)),   # one tile row: no clusters (rungs 30-33)
@@ -169,6 +169,27 @@ def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung,
         assert p["STAGES"] == 6
     if rung >= 30 and p["CLUSTER"] == 1 and shape[0] <= p["BM"]:
         assert "no clusters: one row of" in spec.explain(*shape, 132, p)
+
+
+@pytest.mark.parametrize("rung", [30, 31, 32, 33])
+@pytest.mark.parametrize("shape, tile, why", [
+    ((2048, 2048, 2048), (128, 256, 1), "128 tiles, 1 wave(s) on 132 SMs; pairs sharing B by multicast pay only from 4"),
+    ((3072, 3072, 3072), (192, 128, 1), "384 tiles, 3 wave(s)"),
+    # without clusters 192 x 128 ties 128 x 128 (two waves against three) and comes first
+    ((2048, 3072, 1024), (192, 128, 1), "264 tiles, 2 wave(s)"),
+    ((384, 11008, 4096), (128, 256, 1), "129 tiles, 1 wave(s)"),  # pairs of rows: 4 of 3, in 2 waves of 192 x 128
+    ((896, 28672, 4096), (128, 256, 1), "784 tiles, 6 waves on 132 SMs, where pairs of tile rows would take 7"),
+    ((4096, 4096, 4096), (128, 256, 2), "in clusters of 2 sharing B by multicast: 512 tiles, 4 wave(s)"),
+    ((6144, 6144, 6144), (128, 256, 2), "in clusters of 2 sharing B by multicast: 1152 tiles, 9 wave(s)")])
+def test_the_few_tile_rungs_share_b_in_pairs_only_from_four_waves_up(rung, shape, tile, why):
+    """Rungs 30-33 take rung 26's tiles without clusters where they are under 4 waves, or where the pairs' rows
+    past M cost a wave (_PAIRS_MIN_WAVES); rung 26 keeps its pairs everywhere."""
+    spec = get_spec("gpu", rung)
+    p = spec.params_for(*shape, 132)
+    assert (p["BM"], p["BN"], p["CLUSTER"]) == tile and spec.invalid_reason(p) is None
+    assert why in spec.explain(*shape, 132, p)
+    rows = tile[2] * -(-shape[0] // (tile[0] * tile[2]))  # in pairs, whole pairs of tile rows
+    assert spec.grid(*shape, p)[0] == rows * -(-shape[1] // tile[1])
 
 
 def test_the_few_tile_rung_picks_its_schedule_per_shape():
@@ -269,12 +290,13 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert f"N = {shape[1]} fits one 64-column tile" in spec.explain(*shape, 132, p)
         assert f"{tiles} tiles, {-(-tiles // 132)} wave(s)" in spec.explain(*shape, 132, p)
     assert picked(4096, 128, 4096)["KSPLIT"] == 2
-    # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice
+    # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice, from 4 waves up
+    # in its pairs, below without clusters (test_the_few_tile_rungs_share_b_in_pairs_only_from_four_waves_up)
     assert picked(1536, 1536, 4096)["KSPLIT"] == 1
-    for shape in ((2048, 2048, 2048), (4096, 4096, 4096), (8192, 8192, 8192)):
+    for shape, cluster in (((2048, 2048, 2048), 1), ((4096, 4096, 4096), 2), ((8192, 8192, 8192), 2)):
         p = picked(*shape)
-        assert {k: v for k, v in p.items() if k != "KSPLIT"} == rung26.params_for(*shape, 132) and p["KSPLIT"] == 1
-        assert "sharing B by multicast" in spec.explain(*shape, 132, p)
+        assert p == {**rung26.params_for(*shape, 132), "KSPLIT": 1, "CLUSTER": cluster}
+        assert ("sharing B by multicast:" in spec.explain(*shape, 132, p)) == (cluster == 2)
 
 
 def test_the_reduction_shares_an_item_among_threads_where_few_items_meet_many_parts():

@@ -127,15 +127,28 @@ def _ws_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
     tile, so the busiest SM's count of tiles, rounded up) times its tile's work over its rate; a tile
     further down _WS_TILES only where that is _WS_NEAR_TIE below the one chosen so far. The tiles are
     the grid's (_ws_grid): in clusters, whole groups of CLUSTER tile rows, those past M too."""
-    def cost(tile):
-        bm, bn, rate, _ = tile
-        return ceil_div(_ws_grid(M, N, K, {**rest, "BM": bm, "BN": bn})[0], sm_count) * bm * bn / rate
     best = _WS_TILES[0]
     for tile in _WS_TILES[1:]:
-        if cost(tile) < (1 - _WS_NEAR_TIE) * cost(best):
+        if _ws_cost(M, N, K, sm_count, rest, tile) < (1 - _WS_NEAR_TIE) * _ws_cost(M, N, K, sm_count, rest, best):
             best = tile
     bm, bn, _, stages = best
     return {**rest, "BM": bm, "BN": bn, "STAGES": stages}
+
+
+def _ws_waves(M: int, N: int, K: int, sm_count: int, p: Params) -> int:
+    """The tiles of the busiest SM (a persistent block takes tile after tile)."""
+    return ceil_div(_ws_grid(M, N, K, p)[0], sm_count)
+
+
+def _ws_cost(M: int, N: int, K: int, sm_count: int, rest: Params, tile) -> float:
+    """_ws_select's estimate for one tile of _WS_TILES: its waves times a tile's work over its rate."""
+    bm, bn, rate, _ = tile
+    return _ws_waves(M, N, K, sm_count, {**rest, "BM": bm, "BN": bn}) * bm * bn / rate
+
+
+def _ws_estimate(M: int, N: int, K: int, sm_count: int, p: Params) -> float:
+    """_ws_cost of the tile that p names."""
+    return _ws_cost(M, N, K, sm_count, p, next(t for t in _WS_TILES if t[:2] == (p["BM"], p["BN"])))
 
 
 def _check_cluster(p: Params, smem=_ws_smem, multicast: bool = True) -> str | None:
@@ -243,6 +256,17 @@ _SPLIT_TILE_64 = {**_SPLIT_TILE, "BM": 64, "STAGES": 6}
 # (16x8192x8192 98.7, 113.6 -> 97.8, 112.5; 64x8192x8192 100.6 -> 99.7). A split through partials, where it
 # gives 4x the blocks, stays first (16x4096x4096: 93.3% in 4 parts, 83.3% in pairs).
 _FEW_ROW_PAIRS = 0.45  # pairs where the tiles alone are fewer than this per SM
+# Rungs 30-33 run their many tiles in clusters of two that share B (rung 24's multicast) only from this many
+# waves of the tiles alone up, and where the pairs cost no wave that those tiles do not. Measured on the H200,
+# rung 32 / cuBLAS BF16 in one run, three rounds, the same tile in pairs -> alone: 1 wave 1280^3 100.2 -> 102.0,
+# 512x4096x4096 91.5 -> 95.8, 4096x1024x4096 90.4 -> 95.6; 2 waves 2048x4096x4096 91.2 -> 96.7, 2560^3 96.4 ->
+# 97.1; 3 waves 3072^3 93.9 -> 96.1; from 4 up a tie or a loss: 4096x4096x1024 95.1 -> 94.8, 2048x11008x4096 96.5
+# -> 96.2, 6144^3 98.1 -> 98.0, 8192^3 97.1 -> 97.6; FP16 4096^3 96.7 -> 91.5, 8192^3 100.3 -> 97.3 (4096^3 BF16
+# 95.1 -> 97.9; under the power cap one run moves by several points). Where pairs of 2 tile rows round an odd
+# count up (the tiles alone then need fewer waves), alone won at every shape tried, e.g. 384x11008x4096 70.2 ->
+# 91.1, 640x12288x4096 78.6 -> 96.7, 896x28672x4096 (6 waves against 7) 93.7 -> 104.8, FP16 72.4 -> 90.7, 91.6 ->
+# 103.6.
+_PAIRS_MIN_WAVES = 4
 # Where C is two rows of 64-row tiles (65 <= M <= 128) and its 64 x 64 tiles fill one wave (90% of the SMs or
 # more): those tiles in pairs stacked along M that share each K tile of B (each block loads half of the one
 # 64-column box's k rows, multicast), K not split, 12 slots, the last row of tiles moved up to end at M
@@ -399,7 +423,8 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
         return _narrow_select(M, N, K, sm_count, chosen)
     if chosen["BM"] * chosen["BN"] != 64 * 128 or ceil_div(M, 64) * ceil_div(N, 128) > sm_count:
         alone = _ws_select(M, N, K, sm_count, {**rest, "CLUSTER": 1})
-        if ceil_div(M, alone["BM"]) == 1:  # one row of tiles: a cluster's second block would only compute past M
+        if (ceil_div(M, alone["BM"]) == 1 or _ws_waves(M, N, K, sm_count, alone) <= _PAIRS_MIN_WAVES - 1
+                or _ws_estimate(M, N, K, sm_count, alone) < (1 - _WS_NEAR_TIE) * _ws_estimate(M, N, K, sm_count, chosen)):
             return alone
         return chosen
     pairs = 2 * ceil_div(M, 128) * ceil_div(N, 128)  # blocks of the K split in pairs
@@ -447,7 +472,13 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     if p.get("CLUSTER", 2) == 1 and ceil_div(M, p["BM"]) == 1:
         return f"{tile}, no clusters: one row of {tiles} tiles, where a pair's second block would only compute past M"
     if p.get("CLUSTER", 2) == 1:
-        return f"{tile}, no clusters: {tiles} tiles are one wave on {sm_count} SMs, where multicast only couples blocks"
+        waves = _ws_waves(M, N, K, sm_count, p)
+        if waves < _PAIRS_MIN_WAVES:
+            return (f"{tile}, no clusters: {tiles} tiles, {waves} wave(s) on {sm_count} SMs; pairs sharing B by "
+                    f"multicast pay only from {_PAIRS_MIN_WAVES} waves up")
+        pairs = {**p, "CLUSTER": 2}
+        return (f"{tile}, no clusters: {tiles} tiles, {waves} waves on {sm_count} SMs, where pairs of tile rows "
+                f"would take {_ws_waves(M, N, K, sm_count, pairs)} (their rows past M included)")
     waves = ceil_div(tiles, sm_count)
     if _multicasts_part_box(p):
         moved = " (the last row of tiles moved up to end at M)" if tail_moves(M, p["BM"]) else ""
