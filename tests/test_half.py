@@ -173,17 +173,18 @@ def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung,
 
 @pytest.mark.parametrize("rung", [30, 31, 32, 33])
 @pytest.mark.parametrize("shape, tile, why", [
-    ((2048, 2048, 2048), (128, 256, 1), "128 tiles, 1 wave(s) on 132 SMs; pairs sharing B by multicast pay only from 4"),
-    ((3072, 3072, 3072), (192, 128, 1), "384 tiles, 3 wave(s)"),
-    # without clusters 192 x 128 ties 128 x 128 (two waves against three) and comes first
-    ((2048, 3072, 1024), (192, 128, 1), "264 tiles, 2 wave(s)"),
+    ((2048, 2048, 2048), (128, 256, 1), "128 tiles, 1 wave(s) on 132 SMs; pairs sharing B by multicast pay only from 2"),
+    ((512, 4096, 4096), (128, 128, 1), "128 tiles, 1 wave(s)"),
     ((384, 11008, 4096), (128, 256, 1), "129 tiles, 1 wave(s)"),  # pairs of rows: 4 of 3, in 2 waves of 192 x 128
+    ((512, 5120, 4096), (192, 128, 1), "120 tiles, 1 wave(s)"),   # pairs: 2 waves of 128 x 128
     ((896, 28672, 4096), (128, 256, 1), "784 tiles, 6 waves on 132 SMs, where pairs of tile rows would take 7"),
-    ((4096, 4096, 4096), (128, 256, 2), "in clusters of 2 sharing B by multicast: 512 tiles, 4 wave(s)"),
-    ((6144, 6144, 6144), (128, 256, 2), "in clusters of 2 sharing B by multicast: 1152 tiles, 9 wave(s)")])
-def test_the_few_tile_rungs_share_b_in_pairs_only_from_four_waves_up(rung, shape, tile, why):
-    """Rungs 30-33 take rung 26's tiles without clusters where they are under 4 waves, or where the pairs' rows
-    past M cost a wave (_PAIRS_MIN_WAVES); rung 26 keeps its pairs everywhere."""
+    ((640, 12288, 4096), (128, 256, 1), "240 tiles, 2 waves on 132 SMs, where pairs of tile rows would take 3"),
+    ((3072, 3072, 3072), (192, 128, 2), "in clusters of 2 sharing B by multicast: 384 tiles, 3 wave(s)"),
+    ((2048, 3072, 1024), (128, 128, 2), "in clusters of 2 sharing B by multicast: 384 tiles, 3 wave(s)"),
+    ((4096, 4096, 4096), (128, 256, 2), "in clusters of 2 sharing B by multicast: 512 tiles, 4 wave(s)")])
+def test_the_few_tile_rungs_share_b_in_pairs_only_past_one_wave(rung, shape, tile, why):
+    """Rungs 30-33 take rung 26's tiles without clusters where they are one wave, or where the pairs' rows past M
+    cost a wave (_PAIRS_MIN_WAVES); rung 26 keeps its pairs everywhere."""
     spec = get_spec("gpu", rung)
     p = spec.params_for(*shape, 132)
     assert (p["BM"], p["BN"], p["CLUSTER"]) == tile and spec.invalid_reason(p) is None
@@ -290,8 +291,8 @@ def test_the_few_tile_rung_picks_its_schedule_per_shape():
         assert f"N = {shape[1]} fits one 64-column tile" in spec.explain(*shape, 132, p)
         assert f"{tiles} tiles, {-(-tiles // 132)} wave(s)" in spec.explain(*shape, 132, p)
     assert picked(4096, 128, 4096)["KSPLIT"] == 2
-    # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice, from 4 waves up
-    # in its pairs, below without clusters (test_the_few_tile_rungs_share_b_in_pairs_only_from_four_waves_up)
+    # pairs that would not fit in one wave, and shapes with more tiles than SMs: rung 26's choice, past one wave
+    # in its pairs, in one wave without clusters (test_the_few_tile_rungs_share_b_in_pairs_only_past_one_wave)
     assert picked(1536, 1536, 4096)["KSPLIT"] == 1
     for shape, cluster in (((2048, 2048, 2048), 1), ((4096, 4096, 4096), 2), ((8192, 8192, 8192), 2)):
         p = picked(*shape)

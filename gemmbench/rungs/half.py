@@ -258,15 +258,16 @@ _SPLIT_TILE_64 = {**_SPLIT_TILE, "BM": 64, "STAGES": 6}
 _FEW_ROW_PAIRS = 0.45  # pairs where the tiles alone are fewer than this per SM
 # Rungs 30-33 run their many tiles in clusters of two that share B (rung 24's multicast) only from this many
 # waves of the tiles alone up, and where the pairs cost no wave that those tiles do not. Measured on the H200,
-# rung 32 / cuBLAS BF16 in one run, three rounds, the same tile in pairs -> alone: 1 wave 1280^3 100.2 -> 102.0,
-# 512x4096x4096 91.5 -> 95.8, 4096x1024x4096 90.4 -> 95.6; 2 waves 2048x4096x4096 91.2 -> 96.7, 2560^3 96.4 ->
-# 97.1; 3 waves 3072^3 93.9 -> 96.1; from 4 up a tie or a loss: 4096x4096x1024 95.1 -> 94.8, 2048x11008x4096 96.5
-# -> 96.2, 6144^3 98.1 -> 98.0, 8192^3 97.1 -> 97.6; FP16 4096^3 96.7 -> 91.5, 8192^3 100.3 -> 97.3 (4096^3 BF16
-# 95.1 -> 97.9; under the power cap one run moves by several points). Where pairs of 2 tile rows round an odd
-# count up (the tiles alone then need fewer waves), alone won at every shape tried, e.g. 384x11008x4096 70.2 ->
-# 91.1, 640x12288x4096 78.6 -> 96.7, 896x28672x4096 (6 waves against 7) 93.7 -> 104.8, FP16 72.4 -> 90.7, 91.6 ->
-# 103.6.
-_PAIRS_MIN_WAVES = 4
+# rung 32 / 33 against cuBLAS of the same type in one run, three rounds, the same tile in pairs -> alone: one
+# wave, BF16 1280^3 100.2 -> 102.0, 2048^3 98.4 -> 99.2, 512x4096x4096 91.5 -> 95.8, 2048x1024x4096 96.7 -> 98.0,
+# 4096x1024x4096 90.4 -> 95.6; FP16 2048^3 93.9 -> 96.4, 512x4096x4096 86.3 -> 93.5, 4096x1024x4096 95.6 -> 93.0.
+# From 2 waves up the types disagreed (BF16 2048x4096x4096 91.2 -> 96.7, 3072^3 93.9 -> 96.1; FP16 96.4 -> 91.8,
+# 91.1 -> 89.2) or tied (4096x4096x1024, 2048x11008x4096, 6144^3, 8192^3 BF16), and at 4096^3 went either way
+# (BF16 95.1 -> 97.9, FP16 96.7 -> 91.5): pairs, as before. Where pairs of tile rows round an odd count up and
+# the tiles alone need fewer waves, alone won at every shape tried, e.g. 384x11008x4096 (one wave of 128 x 256
+# against two of 192 x 128 in pairs) 70.2 -> 91.1, FP16 72.4 -> 90.7; 896x28672x4096 (6 waves against 7) 93.7 ->
+# 104.8, FP16 91.6 -> 103.6; 640x12288x4096 78.6 -> 96.7.
+_PAIRS_MIN_WAVES = 2
 # Where C is two rows of 64-row tiles (65 <= M <= 128) and its 64 x 64 tiles fill one wave (90% of the SMs or
 # more): those tiles in pairs stacked along M that share each K tile of B (each block loads half of the one
 # 64-column box's k rows, multicast), K not split, 12 slots, the last row of tiles moved up to end at M
