@@ -173,10 +173,10 @@ def test_the_wgmma_tile_is_the_one_with_the_fewest_estimated_waves_of_work(rung,
 
 @pytest.mark.parametrize("rung", [30, 31, 32, 33])
 @pytest.mark.parametrize("shape, tile, why", [
-    ((2048, 2048, 2048), (128, 256, 1), "128 tiles, 1 wave(s) on 132 SMs; pairs sharing B by multicast pay only from 2"),
-    ((512, 4096, 4096), (128, 128, 1), "128 tiles, 1 wave(s)"),
-    ((384, 11008, 4096), (128, 256, 1), "129 tiles, 1 wave(s)"),  # pairs of rows: 4 of 3, in 2 waves of 192 x 128
-    ((512, 5120, 4096), (192, 128, 1), "120 tiles, 1 wave(s)"),   # pairs: 2 waves of 128 x 128
+    ((2048, 2048, 2048), (128, 256, 1), "128 tiles, one wave on 132 SMs, where pairs sharing B by multicast only"),
+    ((512, 4096, 4096), (128, 128, 1), "128 tiles, one wave"),
+    ((384, 11008, 4096), (128, 256, 1), "129 tiles, one wave"),  # pairs of rows: 4 of 3, in 2 waves of 192 x 128
+    ((512, 5120, 4096), (192, 128, 1), "120 tiles, one wave"),   # pairs: one wave of 80 blocks of 128 x 256
     ((896, 28672, 4096), (128, 256, 1), "784 tiles, 6 waves on 132 SMs, where pairs of tile rows would take 7"),
     ((640, 12288, 4096), (128, 256, 1), "240 tiles, 2 waves on 132 SMs, where pairs of tile rows would take 3"),
     ((3072, 3072, 3072), (192, 128, 2), "in clusters of 2 sharing B by multicast: 384 tiles, 3 wave(s)"),
