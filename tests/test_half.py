@@ -193,6 +193,14 @@ def test_the_few_tile_rungs_share_b_in_pairs_only_past_one_wave(rung, shape, til
     assert spec.grid(*shape, p)[0] == rows * -(-shape[1] // tile[1])
 
 
+def test_tiles_given_without_clusters_get_no_reason_that_does_not_hold():
+    """A tuned CLUSTER=1 where pairs would cost no wave: the footer counts the waves and claims nothing more."""
+    spec = get_spec("gpu", 32)
+    p = {**spec.params_for(4096, 4096, 4096, 132), "CLUSTER": 1}
+    line = spec.explain(4096, 4096, 4096, 132, p)
+    assert line.startswith("128 x 256 tiles, no clusters: 512 tiles, 4 waves on 132 SMs;") and "would take" not in line
+
+
 def test_the_few_tile_rung_picks_its_schedule_per_shape():
     spec = get_spec("gpu", 30)
     rung26 = get_spec("gpu", 26)

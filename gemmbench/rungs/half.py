@@ -480,9 +480,11 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
         if waves < _PAIRS_MIN_WAVES:
             return (f"{tile}, no clusters: {tiles} tiles, one wave on {sm_count} SMs, where pairs sharing B by "
                     "multicast only couple their blocks")
-        pairs = {**p, "CLUSTER": 2}
-        return (f"{tile}, no clusters: {tiles} tiles, {waves} waves on {sm_count} SMs, where pairs of tile rows "
-                f"would take {_ws_waves(M, N, K, sm_count, pairs)} (their rows past M included)")
+        paired = _ws_waves(M, N, K, sm_count, {**p, "CLUSTER": 2})
+        if paired > waves:
+            return (f"{tile}, no clusters: {tiles} tiles, {waves} waves on {sm_count} SMs, where pairs of tile rows "
+                    f"would take {paired} (their rows past M included)")
+        return f"{tile}, no clusters: {tiles} tiles, {waves} waves on {sm_count} SMs"  # given, not chosen
     waves = ceil_div(tiles, sm_count)
     if _multicasts_part_box(p):
         moved = " (the last row of tiles moved up to end at M)" if tail_moves(M, p["BM"]) else ""
