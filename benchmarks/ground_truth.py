@@ -38,7 +38,7 @@ import subprocess
 import sys
 
 from gemmbench.backend import Budget, Problem, Shape
-from gemmbench.rungs import get_spec, ladder
+from gemmbench.rungs import baselines, get_spec
 from gemmbench.shapeset import read_shapes
 
 WARMUP_CALLS = 10
@@ -48,11 +48,12 @@ def kernel_spec(token: str):
     """A rung by its id, or ``0:P``: the library row of precision class P."""
     rung, _, prec = token.strip().partition(":")
     spec = get_spec("gpu", int(rung))
-    if prec and prec != spec.precision:
-        spec = next((s for s in ladder("gpu") if s.id == spec.id and s.precision == prec), None)
-        if spec is None:
-            raise ValueError(f"no GPU rung {token!r}: a rung has one precision; 0:P takes fp32, tf32, bf16 or fp16")
-    return spec
+    if not prec or prec == spec.precision:
+        return spec
+    library = baselines("gpu", (prec,)) if spec.is_baseline else []
+    if not library:
+        raise ValueError(f"no GPU rung {token!r}: a rung has one precision; 0:P takes fp32, tf32, bf16 or fp16")
+    return library[0]
 
 
 def parse_shapes(sizes: str | None, shapes: str | None) -> list[Shape]:

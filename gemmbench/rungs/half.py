@@ -424,11 +424,11 @@ def _split_select(M: int, N: int, K: int, sm_count: int, rest: Params) -> dict:
         return _narrow_select(M, N, K, sm_count, chosen)
     if chosen["BM"] * chosen["BN"] != 64 * 128 or ceil_div(M, 64) * ceil_div(N, 128) > sm_count:
         alone = _ws_select(M, N, K, sm_count, {**rest, "CLUSTER": 1})
-        # one row of tiles (a pair's second block would only compute past M), too few waves for pairs to pay,
-        # or pairs that cost a wave (their rows past M)
-        pairs_cost = _ws_estimate(M, N, K, sm_count, chosen)
-        if (ceil_div(M, alone["BM"]) == 1 or _ws_waves(M, N, K, sm_count, alone) < _PAIRS_MIN_WAVES
-                or _ws_estimate(M, N, K, sm_count, alone) < (1 - _WS_NEAR_TIE) * pairs_cost):
+        # one row of tiles (a pair's second block would only compute past M), or too few waves for pairs to pay
+        if ceil_div(M, alone["BM"]) == 1 or _ws_waves(M, N, K, sm_count, alone) < _PAIRS_MIN_WAVES:
+            return alone
+        # pairs that cost a wave (their rows past M)
+        if _ws_estimate(M, N, K, sm_count, alone) < (1 - _WS_NEAR_TIE) * _ws_estimate(M, N, K, sm_count, chosen):
             return alone
         return chosen
     pairs = 2 * ceil_div(M, 128) * ceil_div(N, 128)  # blocks of the K split in pairs
