@@ -68,6 +68,21 @@ def test_split_k_of_the_tma_rungs_matches_fp64_reference(gpu, loaded, rung, spli
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
 
 
+@pytest.mark.parametrize("splits", [1, 3])
+@pytest.mark.parametrize("tile", [dict(BM=192, BN=128, STAGES=4), dict(BM=128, BN=128, STAGES=6)],
+                         ids=lambda t: f"{t['BM']}x{t['BN']}-on-{t['STAGES']}")
+def test_rung_17s_192_row_tiles_and_6_slot_ring_match_fp64_reference(gpu, loaded, tile, splits):
+    """The tiles a shape-set tune of rung 17 tries beyond its rule's: 192 rows (wgmma n192), and 128 x 128
+    on 6 slots, at every shape of the module, whole and in 3 K splits."""
+    problem, passes = loaded
+    shape, spec = problem.shape, get_spec("gpu", 17)
+    params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **tile, "SPLITS": splits}
+    params.pop("GEMV", None), params.pop("SMALL", None)  # the tiled kernel, even where a one-launch path runs
+    v = verify_kernel(gpu, gpu.prepare(spec, shape, params).gemm, passes, spec.precision)
+    assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
+    assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
+
+
 @pytest.mark.parametrize("spec", [s.fallback for s in FP32_INPUTS if s.fallback], ids=lambda s: f"rung{s.id}-fallback")
 def test_mma_sync_fallback_matches_fp64_reference(gpu, loaded, spec):
     """The path GPUs without wgmma take (built here for plain sm_90), through the tool's own driver."""

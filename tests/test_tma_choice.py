@@ -94,6 +94,21 @@ def test_every_candidate_a_shape_set_tune_tries_is_valid_and_wastes_under_half_a
         assert p.get("SPLITS", 1) == 1 or units <= 4 * SMS
 
 
+def _tiles(spec, M, N, K):
+    return {(p["BM"], p["BN"], p["STAGES"]) for p in spec.shape_candidates(M, N, K, SMS)}
+
+
+def test_a_tune_tries_rung_17s_192_row_tiles_and_6_slots_only_where_c_is_one_row_of_128_row_tiles():
+    wide = _tiles(RUNG17, 2048, 3072, 1024)  # 264 tiles of 192 rows: two whole waves
+    assert (192, 128, 4) in wide and (192, 64, 4) not in wide and (128, 128, 4) in wide
+    assert not any(stages == tma_choice.ONE_ROW_STAGES for _, _, stages in wide)
+    one_row = _tiles(RUNG17, 128, 11008, 4096)  # one row of 86 tiles, each streaming its own B panel
+    assert {(128, 128, 4), (128, 128, tma_choice.ONE_ROW_STAGES)} <= one_row
+    # rung 18: two A boxes a slot leave no room for 6 slots, and its accumulators cap the tile at 128 rows
+    assert _tiles(RUNG18, 128, 11008, 4096) | _tiles(RUNG18, 2048, 3072, 1024) <= {
+        (bm, bn, s) for bm in (16, 32, 64, 128) for bn in (64, 128) for s in (4, tma_choice.THIN_STAGES)}
+
+
 @pytest.mark.parametrize("spec, choice, name", [(RUNG17, R17_CHOICE, "tf32_tma_ws_h200.json"),
                                                 (RUNG18, R18_CHOICE, "3xtf32_tma_ws_h200.json")],
                          ids=["rung17", "rung18"])

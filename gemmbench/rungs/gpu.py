@@ -232,10 +232,13 @@ def _check_17(p: Params) -> str | None:
     return _check_tma(p, bms=_THIN_WGMMA_BMS)
 
 
-# Rungs 17 and 18's per-shape choices: their measured tables (gemmbench tune --shapes), else their rules
+# Rungs 17 and 18's per-shape choices: their measured tables (gemmbench tune --shapes), else their rules.
+# A tune of rung 17 tries 192-row tiles too (not in the rule's TILES): where 128-row tiles leave a short last
+# wave and 256-row ones too few tiles (H200, 2048 x 3072 x 1024: 264 tiles, two whole waves; 87.2% of cuBLAS
+# TF32 with 128 x 128 tiles, 103-105% with 192 x 128). At the large squares they lost (4096^3 81.7% against 90.4).
 R17_CHOICE = tma_choice.per_shape("17_tf32_tma_ws.cu", "tf32_tma_ws_h200.json",
                                   {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1}, _check_17,
-                                  tma_choice.TILES, split=True, bms=(16, 32, 64, 128, 256))
+                                  tma_choice.TILES, split=True, bms=(16, 32, 64, 128, 192, 256))
 
 
 def _tma_smem(p: Params, a_sources: int = 1) -> int:

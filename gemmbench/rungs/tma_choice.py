@@ -29,6 +29,11 @@ TILES = ((256, 128), (128, 128), (128, 64))
 TILES_3XTF32 = ((128, 128), (128, 64))  # rung 18: accumulators and partial sums hold BM <= 128
 THIN_BMS = (16, 32, 64)  # tiles for M <= 64: wgmma n16 / n32 / n64
 THIN_STAGES = 8          # their slots are small (BM + BN rows of BK floats): a deeper ring in the same memory
+# Where C is one row of 128 x 128 tiles, a tune tries them on 6 slots too (197,728 bytes for rung 17; rung 18's
+# two A boxes do not fit): each tile streams its own B panel from DRAM, and more loads in flight keep it busier
+# (H200, rung 17 at 128 x 11008 / 12288 / 14336 x 4096: 86.0 / 90.3 / 98.3% of cuBLAS TF32 on 4 slots, 89.4 / 92.7 /
+# 101.6% on 6). Elsewhere 6 slots were no faster (2048 x 3072 x 1024 87.0% against 87.2).
+ONE_ROW_STAGES = 6
 
 # Read by the driver of rungs 17 and 18, not compiled in: the K splits and the one-launch paths
 RUNTIME = ("SPLITS", *gemv.RUNTIME, *small.RUNTIME)
@@ -170,11 +175,12 @@ class PerShape:
     def _candidates(self, M: int, N: int, K: int, sm_count: int) -> list[Params]:
         """What ``gemmbench tune --shapes`` tries at a shape: every tile the
         rung takes that wastes less than half of itself on rows or columns
-        that are not there (16 and 32 rows only where M <= 64; tiles under 128
-        rows on 4 and 8 slots), unsplit, and, where the rung splits, split
-        while each split keeps at least 4 K tiles and the units stay within
-        four per SM; where 128x128 tiles alone give four per SM, only the
-        rung's two largest tiles, unsplit."""
+        that are not there (16 and 32 rows only where M <= 64; 192 and 256
+        rows only 128 wide; tiles under 128 rows on 4 and 8 slots, 128 x 128
+        on 4 and, where C is one row of them, 6), unsplit, and, where the
+        rung splits, split while each split keeps at least 4 K tiles and the
+        units stay within four per SM; where 128x128 tiles alone give four
+        per SM, only the rung's two largest tiles, unsplit."""
         if ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sm_count:
             return [self._with(K, BM=bm, BN=bn) for bm, bn in self.tiles[:2]]
         out = []
@@ -182,10 +188,11 @@ class PerShape:
             if bm > 16 and 2 * M <= bm or bm < 64 and M > 64:
                 continue
             for bn in (64, 128):
-                if bm == 256 and bn == 64 or bn == 128 and 2 * N <= bn:
+                if bm in (192, 256) and bn == 64 or bn == 128 and 2 * N <= bn:
                     continue
                 tiles, k_tiles = ceil_div(M, bm) * ceil_div(N, bn), ceil_div(K, dict(self.rest)["BK"])
-                for stages in (4, THIN_STAGES) if bm < 128 else (4,):
+                one_row = (bm, bn) == (128, 128) and M <= bm
+                for stages in (4, THIN_STAGES) if bm < 128 else (4, ONE_ROW_STAGES) if one_row else (4,):
                     for s in SPLIT_CHOICES if self.split else (1,):
                         if s > 1 and (k_tiles < MIN_K_TILES_PER_SPLIT * s or tiles * s > 4 * sm_count):
                             break
