@@ -201,6 +201,16 @@ def test_tiles_given_without_clusters_get_no_reason_that_does_not_hold():
     assert line.startswith("128 x 256 tiles, no clusters: 512 tiles, 4 waves on 132 SMs;") and "would take" not in line
 
 
+def test_the_footer_counts_the_waves_below_the_pairs_threshold(monkeypatch):
+    """Below _PAIRS_MIN_WAVES the footer says how many waves the tiles alone take, whatever the threshold."""
+    from gemmbench.rungs import half
+    spec = get_spec("gpu", 32)
+    p = {**spec.params_for(640, 12288, 4096, 132), "CLUSTER": 1}
+    monkeypatch.setattr(half, "_PAIRS_MIN_WAVES", 3)
+    assert "240 tiles, 2 waves on 132 SMs, where pairs sharing B by multicast only couple" in \
+        spec.explain(640, 12288, 4096, 132, p)
+
+
 def test_the_few_tile_rung_picks_its_schedule_per_shape():
     spec = get_spec("gpu", 30)
     rung26 = get_spec("gpu", 26)

@@ -478,8 +478,8 @@ def _split_explain(M: int, N: int, K: int, sm_count: int, p: Params) -> str:
     if p.get("CLUSTER", 2) == 1:
         waves = _ws_waves(M, N, K, sm_count, p)
         if waves < _PAIRS_MIN_WAVES:
-            return (f"{tile}, no clusters: {tiles} tiles, one wave on {sm_count} SMs, where pairs sharing B by "
-                    "multicast only couple their blocks")
+            return (f"{tile}, no clusters: {tiles} tiles, {'one wave' if waves == 1 else f'{waves} waves'} on "
+                    f"{sm_count} SMs, where pairs sharing B by multicast only couple their blocks")
         paired = _ws_waves(M, N, K, sm_count, {**p, "CLUSTER": 2})
         if paired > waves:
             return (f"{tile}, no clusters: {tiles} tiles, {waves} waves on {sm_count} SMs, where pairs of tile rows "
