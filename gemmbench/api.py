@@ -95,7 +95,8 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
 
 
 def tune(kernel: int | str | Path, shapes: Iterable = ((4096, 4096, 4096),), *, limit: int | None = None,
-         table: str | Path | None = None, overwrite: bool = False, budget: float | None = None,
+         table: str | Path | None = None, overwrite: bool = False, resume: str | Path | None = None,
+         budget: float | None = None,
          params: dict | None = None, save: bool = False, progress: bool = False, **options) -> RunRecord:
     """``gemmbench tune`` on the GPU: verify and time ``kernel``'s candidates
     (a rung id, or a kernel file with a search space) at every shape, beside
@@ -104,16 +105,19 @@ def tune(kernel: int | str | Path, shapes: Iterable = ((4096, 4096, 4096),), *, 
     the tuning cache unless ``no_tune_cache=True`` (a run that did not finish
     stores only the shapes where every candidate ran), and with ``table`` the
     best of each shape is written as a choice table (an existing file only
-    with ``overwrite``). ``limit``: candidates a shape; other options as
-    ``run``'s."""
+    with ``overwrite``). ``resume``: an earlier tune's record (``tune
+    --resume``): its finished shapes are carried over, the rest run.
+    ``limit``: candidates a shape; other options as ``run``'s."""
     opts, reporter = _options("tune", [kernel], shapes, options, budget=budget, params=params, save=save,
                               progress=progress, limit=limit, overwrite=overwrite,
-                              table=None if table is None else Path(table))
+                              table=None if table is None else Path(table),
+                              resume=None if resume is None else Path(resume))
     from .commands import plan_tune  # deferred: the commands module pulls in the CLI's printing
     call = f"gemmbench.api.tune({kernel!r}, {shapes!r}, table={str(table)!r}" + ", overwrite=True" * overwrite + ")"
-    plan, devices, keep_the_best = plan_tune(opts, reporter, call)  # the table records the call that made it
-    outcome = record_run(plan, devices, opts.saved(), None if opts.no_save else opts.results_dir, reporter)
-    keep_the_best(outcome.record)
+    planned = plan_tune(opts, reporter, call)  # the table records the call that made it
+    outcome = record_run(planned.plan, planned.devices, planned.saved, None if opts.no_save else opts.results_dir,
+                         reporter, carried=planned.carried)
+    planned.keep_the_best(outcome.record)
     return outcome.record
 
 

@@ -76,10 +76,18 @@ def _interrupts() -> Interrupts | None:
     return invocation.interrupts if invocation is not None else None
 
 
-def _command_line() -> str:
-    """This command as a shell would run it again."""
+def _command_line(drop: str | None = None) -> str:
+    """This command as a shell would run it again, without the option ``drop`` and its value (a choice
+    table records the command that remakes it whole: without --resume, which only saved time)."""
     invocation = _invocation()
-    return shlex.join(["gemmbench", *(invocation.argv if invocation is not None else sys.argv[1:])])
+    argv, kept = list(invocation.argv if invocation is not None else sys.argv[1:]), []
+    while argv:
+        arg = argv.pop(0)
+        if drop is not None and arg == drop and argv:
+            argv.pop(0)
+        elif drop is None or not arg.startswith(drop + "="):
+            kept.append(arg)
+    return shlex.join(["gemmbench", *kept])
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]}, invoke_without_command=True)
@@ -151,6 +159,9 @@ def _with_shape_set(command: str, kernel_ids, shape_files, given: dict) -> tuple
               help="With --shapes: also write the best candidate of each shape as a per-shape choice table. "
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --table replace an existing file.")
+@click.option("--resume", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="RECORD.json",
+              help="With --shapes: take from the record of an earlier tune of this kernel (finished or not) the "
+                   "shapes where it timed every candidate, and run only the rest (same options, same GPU model).")
 @click.option("--limit", type=POSITIVE, default=None,
               help="Try at most this many candidates a shape (the defaults, or the rung's usual choice at the "
                    "shape, plus a seeded random sample).")
@@ -162,7 +173,7 @@ def _with_shape_set(command: str, kernel_ids, shape_files, given: dict) -> tuple
 def tune(kernel_id, shape_files, **given):
     """Search a rung's (or a kernel file's) parameters at one shape or a shape set; store the best for this GPU."""
     options, reporter = _with_shape_set("tune", kernel_id, shape_files, given)
-    return commands.tune(options, _interrupts(), reporter, command_line=_command_line())
+    return commands.tune(options, _interrupts(), reporter, command_line=_command_line(drop="--resume"))
 
 
 @cli.command()

@@ -14,8 +14,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sys
+from dataclasses import dataclass
+from typing import Callable
 
-from . import fsutil, validate
+from . import fsutil, resume, validate
 from .errors import UserError
 from .execute.devices import Devices, verbose_log
 from .execute.interrupts import Interrupted, Interrupts
@@ -57,14 +59,16 @@ def benchmark(options: RunOptions, interrupts: Interrupts | None = None, reporte
 
 
 def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter, interrupts: Interrupts | None,
-           baseline=None, after_show=None) -> int:
+           baseline=None, after_show=None, saved: dict | None = None, carried=()) -> int:
     """Run the plan through the one recording path, then print what ran (and
-    its diff against ``baseline``, a loaded record); the exit code."""
-    saved = options.saved()
+    its diff against ``baseline``, a loaded record); the exit code. ``saved``:
+    the options as the record keeps them (default: ``options.saved()``);
+    ``carried``: rows the record starts with (tune --resume)."""
+    saved = dict(options.saved() if saved is None else saved)
     if plan.not_compiled:
         saved["not_compiled"] = plan.not_compiled  # 'show' prints the same tuning summary
     results_dir = None if options.no_save else options.results_dir
-    outcome = record_run(plan, devices, saved, results_dir, reporter, interrupts)
+    outcome = record_run(plan, devices, saved, results_dir, reporter, interrupts, carried=carried)
     record, code = outcome.record, outcome.code
     diff = nothing = None
     if baseline is not None and record.results:
@@ -123,16 +127,31 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
     and, with --table, the best of every shape into a choice table that
     records ``command_line``."""
     reporter = reporter or reporter_for(options)
-    plan, devices, keep_the_best = plan_tune(options, reporter, command_line)
-    return finish(options, plan, devices, reporter, interrupts, after_show=keep_the_best)
+    planned = plan_tune(options, reporter, command_line)
+    return finish(options, planned.plan, planned.devices, reporter, interrupts, after_show=planned.keep_the_best,
+                  saved=planned.saved, carried=planned.carried)
 
 
-def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None = None):
-    """Everything ``tune`` does before running: (the plan of compiled
-    candidates, the devices, what to do with the finished record: the table
-    and the tuning cache). The Python API runs the plan itself."""
+@dataclass(frozen=True)
+class TunePlan:
+    """Everything ``tune`` decided before running: the plan of compiled
+    candidates (without the shapes --resume carried), the devices, the options
+    as the record keeps them (with the kernel's source digest), the rows
+    carried from --resume's record, and what to do with the finished record
+    (the table and the tuning cache)."""
+
+    plan: Plan
+    devices: Devices
+    saved: dict
+    carried: tuple = ()
+    keep_the_best: Callable = lambda record: None
+
+
+def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None = None) -> TunePlan:
+    """Everything ``tune`` does before running (TunePlan). The Python API runs the plan itself."""
     if options.table is not None:
         fsutil.check_target(options.table, options.overwrite, "--table")  # refused before anything runs
+    earlier = resume.read(options.resume) if options.resume is not None else None  # before anything is compiled
     plan = build_plan(options)
     devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
     gpu = devices.gpu
@@ -149,12 +168,23 @@ def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None 
     cache = None if options.no_tune_cache else TuningCache()
     if cache is not None:
         cache.check_writable()
+    saved = {**options.saved(), resume.DIGEST_KEY: source_digest(run_spec)}
+    if earlier is not None:
+        resume.check(earlier, saved, {"name": gpu.info.name, "sm_count": gpu.info.sm_count})
     found, valid = candidates_at(run_spec, plan.shapes, gpu.info.sm_count, options.limit, options.seed)
     reporter.note(_candidates_note(run_spec, found, valid))
-    distinct = list({_params_key(p): p for tried in found.values() for p in tried}.values())
+    carried = resume.Carried((), frozenset())
+    if earlier is not None:
+        library = tuple(r.precision for r in plan.rows if r.is_library)
+        carried = resume.carry(earlier, spec.id, library, found)
+        reporter.note(resume.note(carried, options.resume, len(found)))
+    to_run = {shape: tried for shape, tried in found.items() if shape not in carried.shapes}
+    distinct = list({_params_key(p): p for tried in to_run.values() for p in tried}.values())
     built = {_params_key(p) for p in _compile_candidates(gpu, run_spec, distinct, options.jobs, reporter)}
-    kept = {shape: [p for p in tried if _params_key(p) in built] for shape, tried in found.items()}
-    plan = plan.with_candidates(kept, sum(map(len, found.values())) - sum(map(len, kept.values())))
+    kept = {shape: tried if shape in carried.shapes else [p for p in tried if _params_key(p) in built]
+            for shape, tried in found.items()}
+    plan = plan.without_shapes(carried.shapes).with_candidates(
+        kept, sum(map(len, to_run.values())) - sum(len(kept[shape]) for shape in to_run))
 
     def keep_the_best(record):
         best = record.best_by_shape(spec.id)
@@ -170,7 +200,7 @@ def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None 
         else:
             reporter.note("--no-tune-cache: nothing stored in the tuning cache")
 
-    return plan, devices, keep_the_best
+    return TunePlan(plan, devices, saved, carried.rows, keep_the_best)
 
 
 def _params_key(params: dict) -> tuple:
@@ -217,7 +247,8 @@ def _write_table(options: RunOptions, record, spec, run_spec, gpu_info, best: di
     table = choice_table.ChoiceTable(
         spec.id, spec.name, gpu_info.name, gpu_info.sm_count, _dt.date.today().isoformat(),
         command_line or "gemmbench tune", source_digest(run_spec),
-        {shape: choice_table.choice_of(r.params, us(r), timed[shape]) for shape, r in best.items()})
+        {shape: choice_table.choice_of(best[shape].params, us(best[shape]), timed[shape])
+         for shape in [e.shape for e in options.shapes] if shape in best})  # the set's order, however it ran
     choice_table.write(options.table, table, options.overwrite)
     missing = len(record.options.get("shapes") or []) - len(best)
     reporter.note(f"wrote the best of each shape to {options.table} ({len(best)} shapes"

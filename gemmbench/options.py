@@ -106,7 +106,8 @@ class RunOptions:
     overrides of their parameters. ``m``, ``n``, ``k``: the shape (None: the
     device's default size); ``sweep``: the sizes of ``sizes``; ``shapes``:
     the shapes of ``sizes --shapes`` and ``tune --shapes`` (and of ``api``), in order,
-    each once; ``table``: where ``tune --shapes`` writes its per-shape choice table. Sampling:
+    each once; ``table``: where ``tune --shapes`` writes its per-shape choice table; ``resume``: the
+    record of an earlier such tune whose finished shapes it carries over (gemmbench.resume). Sampling:
     ``warmup``, ``min_samples``, ``max_samples``, and either ``budget``
     (seconds of samples) or ``max_noise`` (percent: stop once the median is
     known that well) with ``min_time`` and ``noise_timeout`` (seconds of
@@ -154,11 +155,13 @@ class RunOptions:
     top: int = DEFAULT_TOP
     jobs: int | None = None
     table: Path | None = None
+    resume: Path | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "results_dir", Path(self.results_dir))
-        if self.table is not None:
-            object.__setattr__(self, "table", Path(self.table))
+        for name in ("table", "resume"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, Path(getattr(self, name)))
         for name in ("kernels", "precisions", "params"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         object.__setattr__(self, "kernel_files", tuple(str(f) for f in self.kernel_files))
@@ -208,6 +211,9 @@ class RunOptions:
         a choice table (--table) comes from one."""
         if self.table is not None and not (self.command == "tune" and self.shapes):
             raise UserError(f"--table {self.table} writes the best of each shape of a shape set: give --shapes too")
+        if self.resume is not None and not (self.command == "tune" and self.shapes):
+            raise UserError(f"--resume {self.resume} carries the shapes an earlier tune of a shape set finished: "
+                            "give --shapes too")
         if not self.shapes:
             return
         if self.command not in ("sizes", "tune", "api"):

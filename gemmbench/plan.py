@@ -107,6 +107,10 @@ class Plan:
                  for shape in self.shapes for p in candidates.get(shape, ())]
         return dataclasses.replace(self, rows=tuple(rows), not_compiled=not_compiled)
 
+    def without_shapes(self, shapes) -> "Plan":
+        """This plan without ``shapes`` (tune --resume: those an earlier run finished)."""
+        return dataclasses.replace(self, shapes=tuple(s for s in self.shapes if s not in shapes))
+
     def share(self, gpu: int, rows: Sequence[Row], shapes: Sequence[Shape]) -> "Plan":
         """The part of this plan one GPU's worker runs."""
         return dataclasses.replace(self, rows=tuple(rows), shapes=tuple(shapes), gpu=gpu, gpus=None)

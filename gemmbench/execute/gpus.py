@@ -263,6 +263,7 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
     whether a worker failed."""
 
     record = recording.record
+    carried = len(record.results)  # rows the record started with (tune --resume): they stay first, as they were
     cpu_entries = [e for e in entries if e.backend.device != "gpu"]
     orders = plan_orders(plan)
     env = record.environment
@@ -317,7 +318,8 @@ def run_on_gpus(plan: Plan, devices, entries: list, recording, reporter, worker=
     # one order however the rows arrived: by shape, then GPU, then plan row
     rank = {_row_key(r): i for i, r in enumerate(plan.rows)}
     shape_rank = {s: i for i, s in enumerate(plan.shapes)}
-    record.results.sort(key=lambda r: (shape_rank.get(r.shape, 0), r.gpu is None, r.gpu or 0, _row_rank(rank, r)))
+    record.results[carried:] = sorted(record.results[carried:], key=lambda r: (
+        shape_rank.get(r.shape, 0), r.gpu is None, r.gpu or 0, _row_rank(rank, r)))
     return bool(failed_workers)
 
 

@@ -80,9 +80,10 @@ class Recording:
 
 
 def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | None, reporter,
-               interrupts: Interrupts | None = None, worker=None) -> Outcome:
+               interrupts: Interrupts | None = None, worker=None, carried=()) -> Outcome:
     """Check, run and save ``plan`` (see the module doc); ``options`` is what
-    the record keeps of the command's options. Without ``interrupts`` (the
+    the record keeps of the command's options; ``carried``: rows of an earlier
+    record that this one starts with (tune --resume), saved as they were. Without ``interrupts`` (the
     Python API) no signal handler is involved and rows are still saved whole."""
     interrupts = interrupts or Interrupts()
     devices.check(plan.shapes, results_dir)
@@ -92,9 +93,11 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
     environment = devices.environment(entries)
     if plan.gpus:
         environment["gpus"] = {}  # each worker's GPU, filled as they report
-    record = RunRecord(plan.command, plan.device, options, environment, planned=plan.steps)
+    record = RunRecord(plan.command, plan.device, options, environment, planned=plan.steps + len(carried))
     recording = Recording(record, results_dir, interrupts, reporter.note,
                           plan.gpu if plan.device == "gpu" else None)
+    for result in carried:
+        recording.keep(result)
     stop: Interrupted | SaveError | None = None
     workers_failed = False
     try:
