@@ -152,6 +152,32 @@ def test_cublas_tf32_really_runs_in_tf32(gpu):
     assert v.passed and v.max_rel_error > tolerance(64, "fp32")
 
 
+def test_a_tune_resumed_from_a_shorter_ones_record_times_only_the_new_shape(capsys, tmp_path, monkeypatch):
+    """tune --resume on the GPU: the record of a tune at one shape carries that shape into a tune of two; the
+    second record holds its rows as they were, and the table both shapes' bests."""
+    import json
+    from gemmbench.records.store import load
+    from gemmbench.rungs import choice_table
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "one.csv").write_text("M,N,K\n257,129,65\n")
+    (tmp_path / "two.csv").write_text("M,N,K\n257,129,65\n64,1000,333\n")
+    fast = ["-i", "17", "--limit", "2", "--budget", "0.01", "--no-tune-cache", "--results-dir", "res"]
+    assert cli.main(["tune", "--shapes", "one.csv", *fast]) == 0
+    (first,) = (tmp_path / "res").glob("tune-*.json")
+    capsys.readouterr()
+    assert cli.main(["tune", "--shapes", "two.csv", *fast, "--resume", str(first), "--table", "t.json"]) == 0
+    err = capsys.readouterr().err
+    assert "carried 3 rows at the 1 shapes it finished; running the other 1" in err
+    (second,) = set((tmp_path / "res").glob("tune-*.json")) - {first}
+    before, after = load(first).record, load(second).record
+    assert after.complete and [r.to_dict() for r in after.results[:3]] == [r.to_dict() for r in before.results]
+    assert {r.shape for r in after.results[3:]} == {Shape(64, 1000, 333)}
+    assert all(r.status == "pass" for r in after.results)
+    table = choice_table.read(tmp_path / "t.json")
+    assert list(table.choices) == [Shape(257, 129, 65), Shape(64, 1000, 333)] and "--resume" not in table.command
+    assert json.loads((tmp_path / "t.json").read_text())["rung"] == 17
+
+
 def test_tune_stores_the_best_and_run_uses_it(capsys, tmp_path, monkeypatch):
     import json
     monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path))
