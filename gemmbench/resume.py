@@ -86,12 +86,11 @@ def check(loaded: Loaded, saved: dict, gpu: dict) -> None:
                             f"{_shown(gpu[key])}: resume it on the same kind of GPU")
 
 
-def _shown(value) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, list):
-        return ",".join(map(str, value)) or "none"
-    return str(value)
+def _shown(value, most: int = 60) -> str:
+    """A value of either run for the error line: lists as the command line gives them, never longer than ``most``
+    (a record is untrusted input)."""
+    text = "none" if value is None else (",".join(map(str, value)) or "none") if isinstance(value, list) else str(value)
+    return text if len(text) <= most else text[:most - 3] + "..."
 
 
 def _key(params: dict) -> tuple:

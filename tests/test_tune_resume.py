@@ -125,7 +125,8 @@ def edited(path: Path, target: Path, change) -> Path:
     (lambda d: d["environment"]["gpu"].update(name="NVIDIA H100"), [],
      "ran on a GPU with name NVIDIA H100, this one has Fake GPU"),
     (lambda d: d["environment"]["gpu"].update(sm_count=114), [], "ran on a GPU with sm_count 114, this one has 132"),
-], ids=["command", "kernel", "sampling", "digest", "no-digest", "gpu-name", "gpu-sms"])
+    (lambda d: d["options"].update(params=["X=1" * 10000]), [], "was measured with --param X=1X=1"),
+], ids=["command", "kernel", "sampling", "digest", "no-digest", "gpu-name", "gpu-sms", "long"])
 def test_a_record_that_measured_something_else_is_refused_in_one_line(capsys, tmp_path, stand_in, monkeypatch,
                                                                      change, extra, fragment):
     first = interrupted_run(capsys, tmp_path, monkeypatch)
@@ -134,6 +135,7 @@ def test_a_record_that_measured_something_else_is_refused_in_one_line(capsys, tm
     stand_in.clear()
     code, out, err = run(capsys, *BASE, *extra, "--results-dir", "res2", "--table", "t.json", "--resume", other)
     assert code == 2 and err.count("\n") == 1 and f"--resume {other} " in err and fragment in err, err
+    assert len(err) < 400  # a hostile record's value is cut short
     assert "Traceback" not in err and out == ""
     assert calls == [] and not stand_in and not (tmp_path / "res2").exists() and not (tmp_path / "t.json").exists()
 
