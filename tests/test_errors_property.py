@@ -23,7 +23,7 @@ VALUES = st.one_of(
 )
 
 
-def _checks_only(plan, devices, options, results_dir, reporter, interrupts=None, worker=None):
+def _checks_only(plan, devices, options, results_dir, reporter, interrupts=None, worker=None, carried=()):
     """record_run stopped after its checks: no kernel, no allocation."""
     devices.check(plan.shapes, results_dir)
     return Outcome(RunRecord(plan.command, plan.device, options, {}), None, 0)
