@@ -23,7 +23,7 @@ from pathlib import Path
 from .backend import Shape
 from .errors import UserError
 from .records.results import KernelResult
-from .records.store import Loaded, load
+from .records.store import Loaded, RecordError, load
 from .records.writer import JOURNAL_SUFFIX, recover_orphans
 
 # The saved options (RunOptions.saved) that decide what a tune measures and how:
@@ -50,7 +50,10 @@ def read(path: Path) -> Loaded:
     path = Path(path)
     if (path.parent / f".{path.stem}{JOURNAL_SUFFIX}").is_file():
         recover_orphans(path.parent)  # a journal a live run holds is left alone
-    return load(path)
+    try:
+        return load(path)
+    except RecordError as exc:
+        raise RecordError(f"--resume {exc}") from None
 
 
 def _flag(name: str) -> str:

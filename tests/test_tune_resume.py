@@ -148,7 +148,7 @@ def test_an_unreadable_record_is_one_line_exit_2(capsys, tmp_path, stand_in, con
         path.write_text(content)
     code, out, err = run(capsys, *BASE, "--no-save", "--resume", path)
     assert code == 2 and err.count("\n") == 1 and fragment in err and "Traceback" not in err
-    assert not stand_in
+    assert err.startswith(f"gemmbench: error: --resume {path}") and not stand_in
 
 
 def test_resume_needs_a_shape_set(capsys, tmp_path):
