@@ -26,7 +26,7 @@ from .options import RunOptions
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
 from .output.runs import show_diff, show_record
-from .plan import Plan, build_plan
+from .plan import Plan, build_plan, params_key
 from .records.diff import NothingCompared, diff_records
 from .records.results import to_json
 from .records.store import current_writer, load, record_label
@@ -173,15 +173,15 @@ def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None 
         resume.check(earlier, saved, {"name": gpu.info.name, "sm_count": gpu.info.sm_count})
     found, valid = candidates_at(run_spec, plan.shapes, gpu.info.sm_count, options.limit, options.seed)
     reporter.note(_candidates_note(run_spec, found, valid))
-    carried = resume.Carried((), frozenset())
+    carried = resume.Carried()  # nothing, without --resume
     if earlier is not None:
         library = tuple(r.precision for r in plan.rows if r.is_library)
         carried = resume.carry(earlier, spec.id, library, found)
         reporter.note(resume.note(carried, options.resume, len(found)))
     to_run = {shape: tried for shape, tried in found.items() if shape not in carried.shapes}
-    distinct = list({_params_key(p): p for tried in to_run.values() for p in tried}.values())
-    built = {_params_key(p) for p in _compile_candidates(gpu, run_spec, distinct, options.jobs, reporter)}
-    kept = {shape: tried if shape in carried.shapes else [p for p in tried if _params_key(p) in built]
+    distinct = list({params_key(p): p for tried in to_run.values() for p in tried}.values())
+    built = {params_key(p) for p in _compile_candidates(gpu, run_spec, distinct, options.jobs, reporter)}
+    kept = {shape: tried if shape in carried.shapes else [p for p in tried if params_key(p) in built]
             for shape, tried in found.items()}
     plan = plan.without_shapes(carried.shapes).with_candidates(
         kept, sum(map(len, to_run.values())) - sum(len(kept[shape]) for shape in to_run))
@@ -201,10 +201,6 @@ def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None 
             reporter.note("--no-tune-cache: nothing stored in the tuning cache")
 
     return TunePlan(plan, devices, saved, carried.rows, keep_the_best)
-
-
-def _params_key(params: dict) -> tuple:
-    return tuple(sorted(params.items()))
 
 
 def _shape_count(shapes: list, found: dict) -> str:

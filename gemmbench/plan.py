@@ -29,6 +29,11 @@ from .spec import KernelSpec
 from .sweep import parse_sweep, sweep_shapes
 from .validate import parse_int
 
+def params_key(params: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """Parameters as a Row holds them: sorted (name, value) pairs, hashable and the same in any order given."""
+    return tuple(sorted(params.items()))
+
+
 @dataclass(frozen=True)
 class Row:
     """One kernel of the plan. ``kernel_id`` 0 is a library row, > 0 a rung,
@@ -103,7 +108,7 @@ class Plan:
         at every shape."""
         kernel = self.tuned_row
         rows = [r for r in self.rows if r.is_library]
-        rows += [dataclasses.replace(kernel, params=tuple(sorted(p.items())), shape=shape)
+        rows += [dataclasses.replace(kernel, params=params_key(p), shape=shape)
                  for shape in self.shapes for p in candidates.get(shape, ())]
         return dataclasses.replace(self, rows=tuple(rows), not_compiled=not_compiled)
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .backend import Shape
 from .errors import UserError
+from .plan import params_key
 from .records.results import KernelResult
 from .records.store import Loaded, RecordError, load
 from .records.writer import JOURNAL_SUFFIX, recover_orphans
@@ -38,8 +39,8 @@ class Carried:
     """What a resumed tune takes from the earlier record: its rows at the
     shapes it finished (library rows too), and those shapes."""
 
-    rows: tuple[KernelResult, ...]
-    shapes: frozenset[Shape]
+    rows: tuple[KernelResult, ...] = ()
+    shapes: frozenset[Shape] = frozenset()
 
 
 def read(path: Path) -> Loaded:
@@ -96,10 +97,6 @@ def _shown(value, most: int = 60) -> str:
     return text if len(text) <= most else text[:most - 3] + "..."
 
 
-def _key(params: dict) -> tuple:
-    return tuple(sorted(params.items()))
-
-
 def carry(loaded: Loaded, kernel_id: int, library: tuple[str, ...], tried: dict[Shape, list[dict]]) -> Carried:
     """The rows of ``loaded`` (checked) at each shape of ``tried`` where it
     has a row of kernel ``kernel_id`` for every candidate tried there, whole,
@@ -111,11 +108,11 @@ def carry(loaded: Loaded, kernel_id: int, library: tuple[str, ...], tried: dict[
             at.setdefault(r.shape, []).append(r)
     rows, shapes = [], set()
     for shape, candidates in tried.items():
-        wanted = {_key(p) for p in candidates}
-        ours = [r for r in at.get(shape, ()) if r.kernel_id == kernel_id and _key(r.params) in wanted
+        wanted = {params_key(p) for p in candidates}
+        ours = [r for r in at.get(shape, ()) if r.kernel_id == kernel_id and params_key(r.params) in wanted
                 and _whole(r, rounds)]
         libs = [r for r in at.get(shape, ()) if r.kernel_id == 0 and r.precision in library and _whole(r, rounds)]
-        if {_key(r.params) for r in ours} == wanted and {r.precision for r in libs} == set(library):
+        if {params_key(r.params) for r in ours} == wanted and {r.precision for r in libs} == set(library):
             rows += libs + ours
             shapes.add(shape)
     return Carried(tuple(rows), frozenset(shapes))

@@ -37,7 +37,7 @@ from typing import Callable, Sequence, TypeVar
 
 from ..gpu.compile import cubin
 from ..gpu.nvml import gpu_state, sm_clock_now
-from ..plan import Plan, Row
+from ..plan import Plan, Row, params_key
 from ..records.results import KernelResult, identity_line
 from .devices import Devices
 from .interrupts import SIGNALS, Interrupted, Interrupts
@@ -251,7 +251,7 @@ def _row_key(row: Row) -> tuple:
 
 def _row_rank(rank: dict, result) -> int:
     """Where a result's row stands in the plan: a row tied to the result's shape, else one of every shape."""
-    params = tuple(sorted(result.params.items())) if result.params_source == "given" else None
+    params = params_key(result.params) if result.params_source == "given" else None
     key = (result.kernel_id, result.precision, params)
     return rank.get((*key, result.shape), rank.get((*key, None), 0))
 
