@@ -26,6 +26,14 @@
 // ranges overlap at 4096^3), at a higher SM clock on the whole; ncu shows the
 // tensor pipe busier and no shared bank conflicts. The figures (H200): results/notes/2026-11-kernel-measurements.md.
 //
+// B in one load (B3D = 1, where N is a multiple of 32): a swizzled box row
+// holds at most 128 bytes, so each K tile of B is BN / 32 boxes of 32
+// columns, one TMA instruction each; through a 3-D map of 32-column chunks
+// (tma_3d.cuh) the producer issues one for all of them. Fewer instructions
+// on the one thread every load waits on; past N the chunks lie outside the
+// map, so they fill with zeros as the 2-D boxes do. Where N is not a
+// multiple of 32 a 3-D box would read the next row instead, so B3D = 0.
+//
 // Tile: C tile BM x BN, BN = 64 per consumer warpgroup; block = BN / 64 * 128
 // + 128 threads. Edges and padded operands as rung 16.
 #include "common.cuh"
@@ -37,6 +45,7 @@
 #include "wgmma.cuh"
 #include "wgmma_tiles.cuh"
 #include "tma_tiles.cuh"
+#include "tma_3d.cuh"
 
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
 sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap map_b, int M, int N, int K,
@@ -52,7 +61,20 @@ sgemm(const __grid_constant__ TensorMap map_a, const __grid_constant__ TensorMap
 
     if (tid >= kConsumerThreads) {  // the producer warpgroup: its last warpgroup, one thread working
         setmaxnreg_dec<kProducerRegs>();
-        if (tid == kConsumerThreads) produce_units(ring, maps, M, N, K, splits);
+        if (tid == kConsumerThreads) {
+#if B3D
+            // A's box, then all BN / 32 boxes of B by one load through the 3-D map (chunk n0 / 32 on)
+            auto issue = [&](int s, int m0, int n0, int kt) {
+                mbar_arrive_expect_tx(ring.full_bar(s), kTileBytes);
+                tma_load_2d(ring.a(s), map_a, kt * BK, m0, ring.full_bar(s));
+                tma_load_3d(ring.b(s), map_b, 0, kt * BK, n0 / 32, ring.full_bar(s));
+            };
+            if (splits == 1) produce<false>(ring, M, N, K, 1, issue);
+            else produce<true>(ring, M, N, K, splits, issue);
+#else
+            produce_units(ring, maps, M, N, K, splits);
+#endif
+        }
         return;
     }
 

@@ -14,18 +14,7 @@
 // (gemmbench/gpu/tensormap.py), so one TMA instruction loads all the boxes
 // of a slot that a block issues, where rungs 22-31 issue one per box.
 
-#ifndef B3D
-#define B3D 0
-#endif
-
-// tma_load_2d (tma.cuh) through a 3-D map: coordinates (c0, c1, c2), innermost first. Here, not in
-// tma.cuh, so that the source digests of the FP32 TMA rungs (and the choice tables keyed on them) stay.
-__device__ __forceinline__ void tma_load_3d(unsigned dst, const TensorMap& map, int c0, int c1, int c2, unsigned bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n"
-        ::"r"(dst), "l"(reinterpret_cast<unsigned long long>(&map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-        : "memory");
-}
+#include "tma_3d.cuh"
 
 constexpr int kHalfBK = 64;
 constexpr int kHalfConsumerWarpgroups = BM / 64;  // one per 64 rows of the C tile

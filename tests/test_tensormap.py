@@ -267,6 +267,21 @@ def test_split_k_tma_rung_sums_into_partials_then_reduces(monkeypatch):
     assert reduce == "reduce_splits" and reduce_args == (300, 200, 200, 3, 0.5, 0x200000, 2.0, 0x3000)
 
 
+@pytest.mark.parametrize("N, b3d, dims, box", [(256, 1, (32, 1024, 8), (32, 32, 2)), (200, 0, (200, 1024), (32, 32))])
+def test_rung_17_maps_b_as_32_column_chunks_where_one_load_takes_a_k_tiles_boxes(monkeypatch, N, b3d, dims, box):
+    """B3D follows N (a multiple of 32): the B map views the matrix as 32-column chunks side by side, so one
+    3-D box of BN / 32 chunks is the K tile's B; elsewhere the 2-D map of one box per 32 columns."""
+    from gemmbench.rungs.gpu import R17_CHOICE
+    p = R17_CHOICE.rule(300, N, 1024, 132)
+    assert (p["BN"], p["B3D"]) == (64, b3d)  # 128 x 64 tiles: two 32-column boxes a K tile
+    ctx, calls, _, encoded = tma_context(Shape(300, N, 1024), monkeypatch, rung=17, **p)
+    drivers.build(ctx)(1.0, 0.0)
+    (_, _), (m_b, address) = encoded
+    assert address == 0x2000 and m_b.global_dims == dims and m_b.box == box and m_b.unsupported_reason() is None
+    assert drivers.tma_b_map(300, 200, 1024, {**p, "B3D": 1}, 200).unsupported_reason() == (
+        "a load of 2 chunks of 32 columns needs the 200 columns to be a multiple of 32")
+
+
 def test_rung_17s_rule_splits_k_only_where_the_tiles_leave_sms_idle():
     """The rule (off the measured table's shapes; the table is tests/test_tma_choice.py's)."""
     from gemmbench.rungs.gpu import R17_CHOICE

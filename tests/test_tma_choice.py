@@ -8,6 +8,7 @@ import dataclasses
 
 import pytest
 
+from gemmbench.backend import Shape
 from gemmbench.rungs import choice_table, get_spec, tma_choice
 from gemmbench.rungs.gpu import R17_CHOICE, R18_CHOICE
 from gemmbench.shapeset import read_shapes
@@ -107,6 +108,38 @@ def test_a_tune_tries_rung_17s_192_row_tiles_and_6_slots_only_where_c_is_one_row
     # rung 18: two A boxes a slot leave no room for 6 slots, and its accumulators cap the tile at 128 rows
     assert _tiles(RUNG18, 128, 11008, 4096) | _tiles(RUNG18, 2048, 3072, 1024) <= {
         (bm, bn, s) for bm in (16, 32, 64, 128) for bn in (64, 128) for s in (4, tma_choice.THIN_STAGES)}
+
+
+@pytest.mark.parametrize("N, b3d", [(4096, 1), (32, 1), (96, 1), (4000, 1), (1000, 0), (4095, 0), (48, 0)])
+def test_rung_17_loads_a_k_tile_of_b_in_one_load_where_n_is_a_multiple_of_32(N, b3d):
+    """B3D follows N for the rule and for every candidate a tune tries, so a table measures what runs;
+    rungs 16 and 18 keep one load per box."""
+    assert R17_CHOICE.rule(512, N, 4096, SMS)["B3D"] == b3d
+    candidates = R17_CHOICE.candidates(512, N, 4096, SMS)
+    assert candidates and {p["B3D"] for p in candidates} == {b3d}
+    assert "B3D" not in R18_CHOICE.rule(512, N, 4096, SMS)
+    line = R17_CHOICE.explain(512, N, 4096, SMS, R17_CHOICE.rule(512, N, 4096, SMS))
+    boxes = R17_CHOICE.rule(512, N, 4096, SMS)["BN"] // 32
+    assert (f"B3D=1: each K tile of B in one TMA load of {boxes} 32-column boxes" in line if b3d else
+            f"B3D=0: B in {boxes} loads of 32 columns a K tile (N = {N} is not a multiple of 32)" in line)
+    assert RUNG17.invalid_reason({**RUNG17.params, "B3D": 2}) == "B3D must be 0 or 1"
+
+
+def test_a_table_choice_whose_b3d_is_not_the_shapes_is_not_used(tmp_path):
+    """A table made before B3D, or with it where N does not allow it, falls back to the rule."""
+    rule = R17_CHOICE.rule(512, 4096, 4096, SMS)
+    chosen = {**rule, "BM": 64, "STAGES": 8}
+
+    def table_with(params):
+        table = choice_table.ChoiceTable(17, RUNG17.name, "NVIDIA H200", SMS, "2026-11-30", "gemmbench tune -i 17",
+                                         source_digest(RUNG17), {Shape(512, 4096, 4096): choice_table.Choice(params, 10.0, 5)})
+        path = tmp_path / f"t{len(list(tmp_path.iterdir()))}.json"
+        choice_table.write(path, table)
+        return dataclasses.replace(R17_CHOICE, table_path=path)
+
+    assert table_with(chosen).select(512, 4096, 4096, SMS) == chosen
+    for stale in ({**chosen, "B3D": 0}, {k: v for k, v in chosen.items() if k != "B3D"}):
+        assert table_with(stale).select(512, 4096, 4096, SMS) == rule
 
 
 @pytest.mark.parametrize("spec, choice, name", [(RUNG17, R17_CHOICE, "tf32_tma_ws_h200.json"),

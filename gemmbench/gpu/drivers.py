@@ -288,6 +288,16 @@ def launched_grid(grid: tuple[int, int, int], params: Params, sm_count: int) -> 
     return (min(grid[0], sm_count), 1, 1) if params.get("PERSISTENT") else grid
 
 
+def tma_b_map(M: int, N: int, K: int, p: Params, pitch: int) -> tensormap.MatrixMap:
+    """The map of the TMA rungs' B: boxes of BK rows x 32 columns (128 bytes, the swizzle span), with B3D
+    (rung 17) viewed as 32-column chunks so that one load takes a K tile's BN / 32 boxes; swapped (SWAP_AB,
+    rung 18), the register operand A in boxes of 32 rows x BK = 32 columns (128 bytes, the same size)."""
+    if p.get("SWAP_AB"):
+        return tensormap.matrix_map(M, K, 32, p["BK"], swizzle=128, pitch=pitch)
+    return tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=pitch,
+                                box_chunks=p["BN"] // 32 if p.get("B3D") else 1)
+
+
 def tma(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
     grid = launched_grid(grid, ctx.params, ctx.sm_count)
@@ -309,11 +319,9 @@ def tma(ctx: LaunchContext) -> Gemm:
         split_grid = ctx.elementwise_grid(rows * a_pitch)
         launches.append(lambda: split.prepared_async_call(split_grid, ELEMENTWISE_BLOCK, stream, rows * a_pitch,
                                                           a, *a_sources))
-    # A: BM rows x BK columns per box, swizzled as wgmma reads it; B: boxes of BK rows x 32 columns (128 bytes);
-    # swapped, the register operand A in boxes of 32 rows x BK = 32 columns (128 bytes, the same size).
+    # A: BM rows x BK columns per box, swizzled as wgmma reads it
     a_map = tensormap.matrix_map(rows, K, p["BM"], p["BK"], swizzle=4 * p["BK"], pitch=a_pitch)
-    b_map = (tensormap.matrix_map(M, K, 32, p["BK"], swizzle=128, pitch=b_pitch) if swap
-             else tensormap.matrix_map(K, N, p["BK"], 32, swizzle=128, pitch=b_pitch))
+    b_map = tma_b_map(M, N, K, p, b_pitch)
     formats = "T" * (len(a_sources) + 1) + "iiiffP"  # the maps, then M, N, K, alpha, beta, C
     values = [rows, cols, K, 1.0, 0.0, int(ctx.C)]
     splits = int(p.get("SPLITS", 1))

@@ -229,6 +229,8 @@ def _split_grid(M: int, N: int, K: int, p: Params) -> Dim3:
 def _check_17(p: Params) -> str | None:
     if p.get("SPLITS", 1) < 1:
         return "SPLITS must be at least 1"
+    if p.get("B3D", 0) not in (0, 1):
+        return "B3D must be 0 or 1"
     return _check_tma(p, bms=_THIN_WGMMA_BMS)
 
 
@@ -238,7 +240,7 @@ def _check_17(p: Params) -> str | None:
 # TF32 with 128 x 128 tiles, 103-105% with 192 x 128). At the large squares they lost (4096^3 81.7% against 90.4).
 R17_CHOICE = tma_choice.per_shape("17_tf32_tma_ws.cu", "tf32_tma_ws_h200.json",
                                   {"BK": 32, "STAGES": 4, "GROUP_M": 8, "PERSISTENT": 1, "PAIR_COLS": 1}, _check_17,
-                                  tma_choice.TILES, split=True, bms=(16, 32, 64, 128, 192, 256))
+                                  tma_choice.TILES, split=True, bms=(16, 32, 64, 128, 192, 256), b3d=True)
 
 
 def _tma_smem(p: Params, a_sources: int = 1) -> int:
@@ -399,17 +401,19 @@ GPU_LADDER: tuple[KernelSpec, ...] = tuple(sorted((
                                            dict(_TC_TF32_FALLBACK))),
     KernelSpec(17, "TF32 TMA warp-specialized", "gpu", "rung 16 with a producer warpgroup that only issues TMA "
                                                        "(setmaxnreg gives its registers to the consumers), a "
-                                                       "persistent grid, and each thread's two columns paired "
-                                                       "(64-bit B fragment loads and C stores)",
+                                                       "persistent grid, each thread's two columns paired "
+                                                       "(64-bit B fragment loads and C stores), and each K "
+                                                       "tile of B in one load",
                source=R17_CHOICE.source,
-               params={**dict(R17_CHOICE.rest), "BM": 256, "BN": 128, "SPLITS": 1},
+               params={**dict(R17_CHOICE.rest), "BM": 256, "BN": 128, "SPLITS": 1, "B3D": 1},
                search_space={"BM": [16, 32, 64, 128, 192, 256], "BN": [64, 128], "BK": [16, 32],
                              "STAGES": [3, 4, 6, 8], "GROUP_M": [4, 8, 16], "PERSISTENT": [0, 1],
-                             "PAIR_COLS": [0, 1]},
+                             "PAIR_COLS": [0, 1], "B3D": [0, 1]},
                check=_check_17,
                constraints=_TMA_CONSTRAINTS + "; BM may also be 16 or 32 (thin tiles); PERSISTENT: one block per "
                                               "SM; PAIR_COLS: neighbouring columns per thread; SPLITS >= 1 (K "
-                                              "slices, then reduce_splits)",
+                                              "slices, then reduce_splits); B3D: B's boxes in one load, N a "
+                                              "multiple of 32",
                block=lambda p: (_wgmma_block(p)[0] + 128, 1, 1), grid=_split_grid, smem=_tma_smem,
                driver="tma", runtime_params=tma_choice.RUNTIME,
                select=R17_CHOICE.select, explain=R17_CHOICE.explain, shape_candidates=R17_CHOICE.shape_candidates,

@@ -45,6 +45,13 @@ MIN_K_TILES_PER_SPLIT = 4  # a split shorter than the ring (STAGES = 4) never fi
 MIN_K_TILES_TO_SPLIT = 20
 SPLIT_CHOICES = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 SWAP_MAX_N = 256  # rung 18 swaps A and B (C^T = B^T A^T) where N is at most this and M is larger
+B_CHUNK = 32  # columns of one box of B (128 bytes of floats, the swizzle span)
+
+
+def b_one_load(N: int) -> Params:
+    """Rung 17's B3D at a shape: each K tile of B in one TMA load where N is a multiple of the 32-column
+    boxes (a 3-D box past N would read the next row of B, where a 2-D box reads zeros), else one per box."""
+    return {"B3D": int(N % B_CHUNK == 0)}
 
 
 def tile_rule(M: int, N: int, sm_count: int, rest: Params, tiles=TILES) -> dict:
@@ -85,7 +92,8 @@ class PerShape:
     rules, ``tiles`` its tiles for M > 64, ``split`` whether K may be split
     (rungs 17 and 18: SPLITS), ``bms`` the tile heights a tune tries,
     ``splits_a`` whether every call runs a split of A first, ``by_k`` the
-    parameters that follow K (rung 18's FLUSH), for the rule and a tune alike."""
+    parameters that follow K (rung 18's FLUSH), ``b3d`` whether B3D follows N
+    (rung 17: ``b_one_load``), for the rule and a tune alike."""
 
     source: str
     table_path: Path
@@ -96,10 +104,14 @@ class PerShape:
     bms: tuple[int, ...]
     splits_a: bool = False  # rung 18: every call first splits A (a pre-pass launch)
     by_k: ByK | None = None  # a parameter that follows K (rung 18: FLUSH)
+    b3d: bool = False  # B3D follows N (rung 17)
 
-    def _with(self, K: int, SPLITS: int = 1, **chosen) -> dict:
-        return {**dict(self.rest), **(self.by_k.params(K) if self.by_k else {}), **chosen,
-                **({"SPLITS": SPLITS} if self.split else {})}
+    def _follows(self, N: int, K: int) -> Params:
+        """The parameters that follow the shape rather than a choice."""
+        return {**(self.by_k.params(K) if self.by_k else {}), **(b_one_load(N) if self.b3d else {})}
+
+    def _with(self, N: int, K: int, SPLITS: int = 1, **chosen) -> dict:
+        return {**dict(self.rest), **self._follows(N, K), **chosen, **({"SPLITS": SPLITS} if self.split else {})}
 
     @property
     def swaps(self) -> bool:
@@ -127,9 +139,9 @@ class PerShape:
         about fill the SMs, each split keeping at least 4 K tiles."""
         thin = _thin_bm(M)
         if thin is None:
-            p = tile_rule(M, N, sm_count, self._with(K), self.tiles)
+            p = tile_rule(M, N, sm_count, self._with(N, K), self.tiles)
         else:
-            p = tile_rule(M, N, sm_count, self._with(K, STAGES=THIN_STAGES), ((thin, 128), (thin, 64)))
+            p = tile_rule(M, N, sm_count, self._with(N, K, STAGES=THIN_STAGES), ((thin, 128), (thin, 64)))
         if self.check(p):  # the deeper ring does not fit (rung 18's two A boxes per slot)
             p["STAGES"] = dict(self.rest)["STAGES"]
         if not self.split:
@@ -182,7 +194,7 @@ class PerShape:
         units stay within four per SM; where 128x128 tiles alone give four
         per SM, only the rung's two largest tiles, unsplit."""
         if ceil_div(M, 128) * ceil_div(N, 128) >= 4 * sm_count:
-            return [self._with(K, BM=bm, BN=bn) for bm, bn in self.tiles[:2]]
+            return [self._with(N, K, BM=bm, BN=bn) for bm, bn in self.tiles[:2]]
         out = []
         for bm in self.bms:
             if bm > 16 and 2 * M <= bm or bm < 64 and M > 64:
@@ -196,7 +208,7 @@ class PerShape:
                     for s in SPLIT_CHOICES if self.split else (1,):
                         if s > 1 and (k_tiles < MIN_K_TILES_PER_SPLIT * s or tiles * s > 4 * sm_count):
                             break
-                        p = self._with(K, BM=bm, BN=bn, STAGES=stages, SPLITS=s)
+                        p = self._with(N, K, BM=bm, BN=bn, STAGES=stages, SPLITS=s)
                         if self.check(p) is None:
                             out.append(p)
         return out
@@ -208,9 +220,14 @@ class PerShape:
 
     def measured(self, M: int, N: int, K: int, sm_count: int):
         from . import choice_table
-        names = {*dict(self.rest), "BM", "BN", *(("SPLITS",) if self.split else ())}
-        return choice_table.usable_choice(self.shipped_table()[0], M, N, K, sm_count, names,
-                                          lambda M, N, p: self.check(p))
+        follows = self._follows(N, K)
+        names = {*dict(self.rest), *follows, "BM", "BN", *(("SPLITS",) if self.split else ())}
+
+        def problem(M: int, N: int, p: Params) -> str | None:
+            if self.b3d and p["B3D"] != follows["B3D"]:
+                return f"B3D={p['B3D']}, where N = {N} gives {follows['B3D']}"
+            return self.check(p)
+        return choice_table.usable_choice(self.shipped_table()[0], M, N, K, sm_count, names, problem)
 
     def select(self, M: int, N: int, K: int, sm_count: int) -> dict:
         """The table's choice where it holds the shape and the rung takes it, else the rule's; at a GEMV
@@ -246,6 +263,11 @@ class PerShape:
                          + (", K split to fill the SMs" if splits > 1 else ""))
         if self.by_k and self.by_k.name in p:
             parts.append(self.by_k.explain(p))
+        if "B3D" in p:
+            boxes = p["BN"] // B_CHUNK
+            parts.append(f"B3D=1: each K tile of B in one TMA load of {boxes} {B_CHUNK}-column boxes" if p["B3D"] else
+                         f"B3D=0: B in {boxes} loads of {B_CHUNK} columns a K tile"
+                         + (f" (N = {N} is not a multiple of {B_CHUNK})" if N % B_CHUNK else ""))
         if unused:
             parts.append(f"the measured table is not used: {unused}")
         return "; ".join(parts)
@@ -255,6 +277,6 @@ HERE = Path(__file__).parent
 
 
 def per_shape(source: str, table_name: str, rest: Params, check, tiles, split: bool, bms,
-              splits_a: bool = False, by_k: ByK | None = None) -> PerShape:
+              splits_a: bool = False, by_k: ByK | None = None, b3d: bool = False) -> PerShape:
     return PerShape(source, HERE / table_name, tuple(rest.items()), check, tuple(tiles), split, tuple(bms), splits_a,
-                    by_k)
+                    by_k, b3d)
