@@ -3,7 +3,8 @@
 and 40 K splits (rung 18's split build is a build of its own), rung 18
 with partial sums of 32 and 64 terms (FLUSH 1 and 2) and also with A and B
 swapped (SWAP_AB: C^T = B^T A^T), against the FP64 reference at odd shapes
-(both verification passes; rung 18 to the FP32 bound). Their per-shape choices are
+(both verification passes; rung 18 to the FP32 bound); rung 17 with B in one
+load (B3D) where N allows it. Their per-shape choices are
 covered by test_gpu.py, which runs every rung as chosen."""
 
 import pytest
@@ -11,12 +12,15 @@ import pytest
 from gemmbench.backend import Shape
 from gemmbench.execute.local import verify_kernel
 from gemmbench.rungs import get_spec
+from gemmbench.rungs.tma_choice import b_one_load
 
 pytestmark = pytest.mark.gpu
 
 RUNG17, RUNG18 = get_spec("gpu", 17), get_spec("gpu", 18)
+# 127 x 320 x 511: N a multiple of 32 (rung 17 loads B's boxes in one 3-D load, B3D) but not of the 128-column
+# tiles, so the last column of tiles takes chunks past N, which must read zeros
 SHAPES = [Shape(1, 1, 1), Shape(7, 13, 5), Shape(17, 255, 511), Shape(33, 130, 2051), Shape(64, 1025, 1283),
-          Shape(127, 255, 511), Shape(1031, 3, 517)]
+          Shape(127, 320, 511), Shape(1031, 3, 517)]
 TILES = [(16, 64, 8), (16, 128, 4), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 64, 4)]
 SWAPPED_18 = [(16, 64, 8), (16, 128, 8), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 128, 4)]  # tiles of C^T
 TILES_18 = [(16, 64, 8), (16, 128, 8), (32, 64, 4), (32, 128, 8), (64, 64, 8), (64, 128, 4), (128, 128, 4)]
@@ -41,7 +45,9 @@ def _verify(gpu, loaded, spec, params):
 @pytest.mark.parametrize("tile", TILES, ids=lambda t: "%dx%d-s%d" % t)
 def test_every_rung_17_tile_matches_fp64_reference(gpu, loaded, tile, splits):
     bm, bn, stages = tile
-    _verify(gpu, loaded, RUNG17, {**RUNG17.params, "BM": bm, "BN": bn, "STAGES": stages, "SPLITS": splits})
+    N = loaded[0].shape.N  # B3D as the rung runs it there (tma_choice.b_one_load)
+    _verify(gpu, loaded, RUNG17, {**RUNG17.params, **b_one_load(N), "BM": bm, "BN": bn, "STAGES": stages,
+                                  "SPLITS": splits})
 
 
 @pytest.mark.parametrize("flush", [1, 2])  # tensor-core partial sums of 32 or 64 terms (FLUSH2_MIN_K)
