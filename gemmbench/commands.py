@@ -26,11 +26,12 @@ from .options import RunOptions
 from .output.plot import plot_sweep, require_matplotlib
 from .output.report import Reporter
 from .output.runs import show_diff, show_record
-from .plan import Plan, build_plan, params_key
+from .plan import Plan, build_plan
 from .records.diff import NothingCompared, diff_records
 from .records.results import to_json
 from .records.store import current_writer, load, record_label
 from .rungs import choice_table, ladder
+from .spec import params_key
 from .tuning import TuningCache, candidates_at, compile_candidates, one_launch_path, shape_class, source_digest
 
 

@@ -25,14 +25,9 @@ from .kernelfile import KernelFileError, check_overrides, device_of, load, parse
 from .options import RunOptions
 from .precision import comparison_precision
 from .rungs import get_spec, ladder
-from .spec import KernelSpec
+from .spec import KernelSpec, params_key
 from .sweep import parse_sweep, sweep_shapes
 from .validate import parse_int
-
-def params_key(params: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """Parameters as a Row holds them: sorted (name, value) pairs, hashable and the same in any order given."""
-    return tuple(sorted(params.items()))
-
 
 @dataclass(frozen=True)
 class Row:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .backend import Shape
 from .errors import UserError
-from .plan import params_key
+from .spec import params_key
 from .records.results import KernelResult
 from .records.store import Loaded, RecordError, load
 from .records.writer import JOURNAL_SUFFIX, recover_orphans

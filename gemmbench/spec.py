@@ -18,6 +18,12 @@ Params = Mapping[str, int]
 Dim3 = tuple[int, int, int]
 
 
+def params_key(params: Params) -> tuple[tuple[str, int], ...]:
+    """Parameters as a plan's Row and a record's row identity hold them: sorted (name, value) pairs, hashable
+    and the same in any order given."""
+    return tuple(sorted(params.items()))
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 

@@ -37,8 +37,9 @@ from typing import Callable, Sequence, TypeVar
 
 from ..gpu.compile import cubin
 from ..gpu.nvml import gpu_state, sm_clock_now
-from ..plan import Plan, Row, params_key
+from ..plan import Plan, Row
 from ..records.results import KernelResult, identity_line
+from ..spec import params_key
 from .devices import Devices
 from .interrupts import SIGNALS, Interrupted, Interrupts
 from .local import Batch, run_plan

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import UserError
+from ..spec import params_key
 from .results import KernelResult, RunRecord
 
 RESAMPLES = 2000
@@ -153,7 +154,7 @@ def describe(result: KernelResult) -> dict:
 def row_key(result: KernelResult) -> tuple:
     """What makes two results the same row; the GPU index is not part of it
     (the same plan on another GPU is what a diff compares)."""
-    params = tuple(sorted(result.params.items())) if result.params_source == "given" else None
+    params = params_key(result.params) if result.params_source == "given" else None
     return (result.device, result.kernel_id, result.name, result.precision, result.shape, result.threads, params)
 
 

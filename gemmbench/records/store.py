@@ -30,6 +30,7 @@ from pathlib import Path
 from .. import __version__, fsutil
 from ..errors import UserError
 from ..precision import PRECISIONS
+from ..spec import params_key
 from ..timing import STOP_REASONS
 from ..validate import MAX_DIMENSION, MAX_THREADS
 from .results import READABLE_SCHEMAS, KernelResult, RunRecord, git_commit
@@ -233,7 +234,7 @@ def row_identity(result: KernelResult) -> tuple:
     """What a record holds once: a kernel (with its parameters) in a
     precision at a shape, thread count and GPU."""
     return (result.device, result.kernel_id, result.name, result.precision, result.shape, result.threads,
-            result.gpu, tuple(sorted(result.params.items())))
+            result.gpu, params_key(result.params))
 
 
 def _no_duplicates(results: list[KernelResult]) -> None:
