@@ -22,10 +22,10 @@ from pathlib import Path
 
 from .backend import Shape
 from .errors import UserError
-from .spec import params_key
 from .records.results import KernelResult
 from .records.store import Loaded, RecordError, load
 from .records.writer import JOURNAL_SUFFIX, recover_orphans
+from .spec import params_key
 
 # The saved options (RunOptions.saved) that decide what a tune measures and how:
 # a record made with other values timed something else, or timed it otherwise.
