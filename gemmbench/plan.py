@@ -29,6 +29,7 @@ from .spec import KernelSpec, params_key
 from .sweep import parse_sweep, sweep_shapes
 from .validate import parse_int
 
+
 @dataclass(frozen=True)
 class Row:
     """One kernel of the plan. ``kernel_id`` 0 is a library row, > 0 a rung,
