@@ -113,7 +113,7 @@ def test_a_tune_tries_rung_17s_192_row_tiles_and_6_slots_only_where_c_is_one_row
 @pytest.mark.parametrize("N, b3d", [(4096, 1), (32, 1), (96, 1), (4000, 1), (1000, 0), (4095, 0), (48, 0)])
 def test_rung_17_loads_a_k_tile_of_b_in_one_load_where_n_is_a_multiple_of_32(N, b3d):
     """B3D follows N for the rule and for every candidate a tune tries, so a table measures what runs;
-    rungs 16 and 18 keep one load per box."""
+    rung 18 keeps one load per box."""
     assert R17_CHOICE.rule(512, N, 4096, SMS)["B3D"] == b3d
     candidates = R17_CHOICE.candidates(512, N, 4096, SMS)
     assert candidates and {p["B3D"] for p in candidates} == {b3d}
@@ -131,8 +131,9 @@ def test_a_table_choice_whose_b3d_is_not_the_shapes_is_not_used(tmp_path):
     chosen = {**rule, "BM": 64, "STAGES": 8}
 
     def table_with(params):
+        choices = {Shape(512, 4096, 4096): choice_table.Choice(params, 10.0, 5)}
         table = choice_table.ChoiceTable(17, RUNG17.name, "NVIDIA H200", SMS, "2026-11-30", "gemmbench tune -i 17",
-                                         source_digest(RUNG17), {Shape(512, 4096, 4096): choice_table.Choice(params, 10.0, 5)})
+                                         source_digest(RUNG17), choices)
         path = tmp_path / f"t{len(list(tmp_path.iterdir()))}.json"
         choice_table.write(path, table)
         return dataclasses.replace(R17_CHOICE, table_path=path)
