@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .backend import Shape
 from .errors import UserError
+from .output.text import cut
 from .records.results import KernelResult
 from .records.store import Loaded, RecordError, load
 from .records.writer import JOURNAL_SUFFIX, recover_orphans
@@ -94,7 +95,7 @@ def _shown(value, most: int = 60) -> str:
     """A value of either run for the error line: lists as the command line gives them, never longer than ``most``
     (a record is untrusted input)."""
     text = "none" if value is None else (",".join(map(str, value)) or "none") if isinstance(value, list) else str(value)
-    return text if len(text) <= most else text[:most - 3] + "..."
+    return cut(text, most)
 
 
 def carry(loaded: Loaded, kernel_id: int, library: tuple[str, ...], tried: dict[Shape, list[dict]]) -> Carried:

@@ -34,6 +34,7 @@ from . import fsutil
 from .backend import Shape
 from .errors import UserError
 from .options import NamedShape, bounds
+from .output.text import cut
 from .sweep import MAX_SIZES
 from .validate import parse_int
 
@@ -59,7 +60,7 @@ class ShapeSet:
 
 def _shown(text: str, limit: int = 24) -> str:
     """A value as a message quotes it: cut when long (the error line escapes control characters)."""
-    return repr(text if len(text) <= limit else text[:limit] + "...")
+    return repr(cut(text, limit))
 
 
 def shape_files(paths: Iterable) -> list[Path]:

@@ -90,6 +90,7 @@ _NEAR = {"changed": {"BM": 32}, "time_us": 5.1}
     (_with(version=_DROP), "version NoneType"),
     (_with(rung=_DROP), "missing field 'rung'"),
     (_with(rung="28"), "rung should be int, not str"),
+    (_with(rung="x" * 100), 'rung should be int, not str "' + "x" * 38 + "…"),  # a long value cut
     (_with(sm_count=0), "sm_count should be > 0"),
     (_with(sm_count=132.0), "sm_count should be int"),
     (_with(gpu=None), "gpu should be str"),

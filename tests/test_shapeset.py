@@ -75,6 +75,7 @@ HIGH = RANGES["m"][1]
     ("M,N,K\n\n1,2,3\n# again\n1,2,3\n", 5, "1x2x3 is already on line 3"),
     ("M,N,K,name\n1,2,3,a\x1bb\n", 2, "has a control character"),
     ("M,N,K,name\n1,2,3," + "x" * 65 + "\n", 2, "65 characters"),
+    ("M,N,K\n1" + "x" * 60 + ",2,3\n", 2, "M '1" + "x" * 22 + "…' is not an integer"),  # a long value cut
     ('M,N,K\n1,2,"3\n', 2, "not a line of CSV"),
     ("1,2,3\n", 1, "'1' is not a column"),
     ("M,N,X\n1,2,3\n", 1, "'X' is not a column"),

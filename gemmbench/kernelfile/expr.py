@@ -15,6 +15,7 @@ import ast
 import operator
 from typing import Iterable, Mapping
 
+from ..output.text import cut
 from ..spec import ceil_div
 from ..validate import parse_int
 
@@ -159,7 +160,7 @@ def _evaluate(node: ast.AST, env: Mapping[str, int]) -> int:
 
 
 def _shown(text: str) -> str:
-    return text if len(text) <= 60 else text[:57] + "..."
+    return cut(text, 60)
 
 
 def _parse(text: str) -> ast.AST:

@@ -27,7 +27,7 @@ from ..validate import check_plot_path, plot_format
 from ..options import NamedShape
 from .format import record_shape_set
 from .report import BASELINE_NAME, kernel_label
-from .text import printable
+from .text import cut, printable
 
 MARKERS = "osD^P*Xph<>d"  # not "v" or "x": those mark skipped and failed sizes
 BASELINE_STYLES = ("-", "-.", ":", (0, (5, 1, 1, 1)))
@@ -156,8 +156,7 @@ def _broken_at_groups(xs, ys, shape_set: list) -> tuple[list, list]:
 
 def _shape_axis(ax, shape_set: list, axis_mark) -> None:
     """One tick per shape, labelled MxNxK and its name; each group's start ruled and named."""
-    labels = [printable(e.label if len(e.label) <= TICK_CHARS else e.label[:TICK_CHARS - 3] + "...")
-              for e in shape_set]
+    labels = [printable(cut(e.label, TICK_CHARS)) for e in shape_set]
     ax.set_xticks(range(len(shape_set)))
     for text in ax.set_xticklabels(labels, rotation=90, fontsize=6 if len(shape_set) > 40 else 8):
         text.set_parse_math(False)  # a name is text: '$' is no mathtext here

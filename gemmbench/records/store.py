@@ -29,6 +29,7 @@ from pathlib import Path
 
 from .. import __version__, fsutil
 from ..errors import UserError
+from ..output.text import cut
 from ..precision import PRECISIONS
 from ..spec import params_key
 from ..timing import STOP_REASONS
@@ -137,7 +138,7 @@ def _describe(value) -> str:
     if value is None:
         return "null"
     text = json.dumps(value)
-    return text if len(text) <= 30 else text[:27] + "..."
+    return cut(text, 30)
 
 
 def _check(value, kind, where: str, optional: bool = False):

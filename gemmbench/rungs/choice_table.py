@@ -44,6 +44,7 @@ from pathlib import Path
 
 from .. import fsutil
 from ..backend import Shape
+from ..output.text import cut
 from ..validate import MAX_DIMENSION
 
 FORMAT = "gemmbench choice table"
@@ -206,7 +207,7 @@ class _Invalid(ValueError):
 
 def _describe(value) -> str:
     text = json.dumps(value)
-    return type(value).__name__ + " " + (text if len(text) <= 40 else text[:37] + "...")
+    return type(value).__name__ + " " + cut(text, 40)
 
 
 def _field(data: dict, key: str, kind, where: str = ""):
