@@ -182,8 +182,11 @@ def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None 
     to_run = {shape: tried for shape, tried in found.items() if shape not in carried.shapes}
     distinct = list({params_key(p): p for tried in to_run.values() for p in tried}.values())
     built = {params_key(p) for p in _compile_candidates(gpu, run_spec, distinct, options.jobs, reporter)}
-    kept = {shape: tried if shape in carried.shapes else [p for p in tried if params_key(p) in built]
-            for shape, tried in found.items()}
+    kept = {shape: [p for p in tried if params_key(p) not in carried.not_built] if shape in carried.shapes
+            else [p for p in tried if params_key(p) in built] for shape, tried in found.items()}
+    not_built = (carried.not_built - built) | {params_key(p) for p in distinct if params_key(p) not in built}
+    if not_built:  # so that a run resumed from this record knows they have no rows
+        saved[resume.NOT_BUILT_KEY] = [dict(key) for key in sorted(not_built)]
     plan = plan.without_shapes(carried.shapes).with_candidates(
         kept, sum(map(len, to_run.values())) - sum(len(kept[shape]) for shape in to_run))
 

@@ -12,7 +12,9 @@ record of each run holds every shape timed so far, the next run resumes from
 it alone, and the run that finishes writes the table from all of them.
 
 A shape the earlier run left part-way (some of its candidates, or with
-``--rounds`` a row short of its visits) is run again whole.
+``--rounds`` a row short of its visits) is run again whole. A candidate that
+did not compile there (the record's ``not_built``: the same source, so it
+would not now) has no row and needs none.
 """
 
 from __future__ import annotations
@@ -33,15 +35,18 @@ from .spec import params_key
 MEASURING = ("kernels", "kernel_files", "precisions", "params", "seed", "flush_l2", "warmup", "min_samples",
              "max_samples", "budget", "max_noise", "min_time", "noise_timeout", "rounds")
 DIGEST_KEY = "source_digest"  # where a tune's record keeps its kernel's source digest (in its options)
+NOT_BUILT_KEY = "not_built"  # and the parameter sets that did not compile
 
 
 @dataclass(frozen=True)
 class Carried:
     """What a resumed tune takes from the earlier record: its rows at the
-    shapes it finished (library rows too), and those shapes."""
+    shapes it finished (library rows too), those shapes, and the parameter
+    sets that did not compile there (params_key)."""
 
     rows: tuple[KernelResult, ...] = ()
     shapes: frozenset[Shape] = frozenset()
+    not_built: frozenset[tuple] = frozenset()
 
 
 def read(path: Path) -> Loaded:
@@ -100,23 +105,24 @@ def _shown(value, most: int = 60) -> str:
 
 def carry(loaded: Loaded, kernel_id: int, library: tuple[str, ...], tried: dict[Shape, list[dict]]) -> Carried:
     """The rows of ``loaded`` (checked) at each shape of ``tried`` where it
-    has a row of kernel ``kernel_id`` for every candidate tried there, whole,
-    and a library row of each precision in ``library``."""
+    has a row of kernel ``kernel_id`` for every candidate tried there that
+    compiled there, whole, and a library row of each precision in ``library``."""
     rounds = loaded.record.options.get("rounds") or 1
+    not_built = frozenset(params_key(p) for p in loaded.record.options.get(NOT_BUILT_KEY) or ())
     at: dict[Shape, list[KernelResult]] = {}
     for r in loaded.record.results:
         if r.shape in tried:
             at.setdefault(r.shape, []).append(r)
     rows, shapes = [], set()
     for shape, candidates in tried.items():
-        wanted = {params_key(p) for p in candidates}
+        wanted = {params_key(p) for p in candidates} - not_built
         ours = [r for r in at.get(shape, ()) if r.kernel_id == kernel_id and params_key(r.params) in wanted
                 and _whole(r, rounds)]
         libs = [r for r in at.get(shape, ()) if r.kernel_id == 0 and r.precision in library and _whole(r, rounds)]
         if {params_key(r.params) for r in ours} == wanted and {r.precision for r in libs} == set(library):
             rows += libs + ours
             shapes.add(shape)
-    return Carried(tuple(rows), frozenset(shapes))
+    return Carried(tuple(rows), frozenset(shapes), not_built)
 
 
 def _whole(row: KernelResult, rounds: int) -> bool:

@@ -97,6 +97,40 @@ def test_a_resumed_tune_runs_only_the_shapes_left_and_writes_a_whole_runs_table(
     assert choice_table.read(tmp_path / "again.json").choices == table.choices
 
 
+def test_a_candidate_that_did_not_compile_does_not_keep_its_shapes_from_being_carried(capsys, tmp_path, stand_in,
+                                                                                     monkeypatch):
+    """nvcc refuses one build: its candidates have no rows anywhere, and the record names them, so a resumed run
+    still carries the shapes that finished (it ran them all again before)."""
+    import gemmbench.gpu.compile as compile
+    refused = tuple(RUNG28.defines(TRIED[SET_SHAPES[0]][0]))
+
+    def cubin(spec, cc, params=None):
+        if tuple(spec.defines(params)) == refused:
+            raise compile.CompileError("ptxas error: entry function uses too much shared data", "")
+        stand_in.append(tuple(spec.defines(params)))
+    monkeypatch.setattr(compile, "cubin", cubin)
+    bad = {shape: [p for p in tried if tuple(RUNG28.defines(p)) == refused] for shape, tried in TRIED.items()}
+    first = interrupted_run(capsys, tmp_path, monkeypatch)
+    not_built = load(first).record.options["not_built"]
+    assert not_built and all(tuple(RUNG28.defines(p)) == refused for p in not_built)
+    assert {tuple(sorted(p.items())) for ps in bad.values() for p in ps} == {tuple(sorted(p.items())) for p in not_built}
+
+    calls = counting(monkeypatch)
+    code, out, err = run(capsys, *BASE, "--results-dir", "res", "--table", "out.json", "--resume", first)
+    assert code == 0, err
+    assert set(calls) == set(SET_SHAPES[2:])
+    n_carried = 2 + sum(len(TRIED[s]) - len(bad[s]) for s in SET_SHAPES[:2])
+    assert f"carried {n_carried} rows at the 2 shapes it finished; running the other 3" in err
+    second = next(p for p in records(tmp_path / "res") if p != first)
+    assert load(second).record.options["not_built"] == not_built  # for a run resumed from this one
+    assert all(c.candidates == len(TRIED[s]) - len(bad[s])
+               for s, c in choice_table.read(tmp_path / "out.json").choices.items())
+
+    calls.clear()
+    code, out, err = run(capsys, *BASE, "--no-save", "--resume", second)
+    assert code == 0 and calls == [] and "nothing left to run" in err, err
+
+
 def test_a_record_without_a_finished_shape_carries_nothing(capsys, tmp_path, stand_in, monkeypatch):
     counting(monkeypatch, stop_at=(SET_SHAPES[0], 3))  # cuBLAS and one candidate of the first shape
     code, _, _ = run(capsys, *BASE, "--results-dir", "res")
@@ -125,7 +159,7 @@ def edited(path: Path, target: Path, change) -> Path:
     (lambda d: d["environment"]["gpu"].update(name="NVIDIA H100"), [],
      "ran on a GPU with name NVIDIA H100, this one has Fake GPU"),
     (lambda d: d["environment"]["gpu"].update(sm_count=114), [], "ran on a GPU with sm_count 114, this one has 132"),
-    (lambda d: d["options"].update(params=["X=1" * 10000]), [], "was measured with --param X=1X=1"),
+    (lambda d: d["options"].update(params=["X=1" * 10000]), [], "was measured with --param " + "X=1" * 19 + "X=…"),
 ], ids=["command", "kernel", "sampling", "digest", "no-digest", "gpu-name", "gpu-sms", "long"])
 def test_a_record_that_measured_something_else_is_refused_in_one_line(capsys, tmp_path, stand_in, monkeypatch,
                                                                      change, extra, fragment):

@@ -174,6 +174,15 @@ def _in_range(value, low, high, where: str):
     return value
 
 
+def _params(params: dict, where: str) -> dict:
+    """A parameter set (names to integers), as a row or a tune's options hold one."""
+    for name, value in params.items():
+        if not _IDENT.fullmatch(name):
+            raise _Invalid(f"{where} has a key {_describe(name)}, not a parameter name")
+        _in_range(_check(value, int, f"{where}.{name}"), -2 ** 63, 2 ** 63 - 1, f"{where}.{name}")
+    return params
+
+
 def _strings(d: dict, key: str, where: str, pattern: re.Pattern | None = None) -> list:
     """An optional list of strings (each matching ``pattern`` when given)."""
     items = _optional(d, key, list, [], where)
@@ -203,6 +212,8 @@ def _build(path: Path, data) -> Loaded:
     options = _required(data, "options", dict)
     _in_range(_optional(options, "top", int, None, "options."), 1, 10 ** 6, "options.top")
     _in_range(_optional(options, "not_compiled", int, None, "options."), 0, 10 ** 9, "options.not_compiled")
+    for i, params in enumerate(_optional(options, "not_built", list, [], "options.")):
+        _params(_check(params, dict, f"options.not_built[{i}]"), f"options.not_built[{i}]")
     _optional(options, "seed", int, None, "options.")
     _optional(options, "flush_l2", bool, None, "options.")
     _in_range(_optional(options, "rounds", int, None, "options."), 1, 10 ** 6, "options.rounds")
@@ -315,10 +326,7 @@ def _result(r, where: str) -> KernelResult:
     for dim in "MNK":
         _in_range(_required(shape, dim, int, f"{where}shape."), 1, MAX_DIMENSION, f"{where}shape.{dim}")
     _optional(r, "reason", str, None, where)
-    for name, value in _optional(r, "params", dict, {}, where).items():
-        if not _IDENT.fullmatch(name):
-            raise _Invalid(f"{where}params has a key {_describe(name)}, not a parameter name")
-        _in_range(_check(value, int, f"{where}params.{name}"), -2 ** 63, 2 ** 63 - 1, f"{where}params.{name}")
+    _params(_optional(r, "params", dict, {}, where), f"{where}params")
     _optional(r, "params_source", str, "default", where)
     _in_range(_optional(r, "threads", int, None, where), 1, MAX_THREADS, f"{where}threads")
     _in_range(_optional(r, "gpu", int, None, where), 0, MAX_GPU_INDEX, f"{where}gpu")
