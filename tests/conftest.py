@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 
@@ -51,3 +52,103 @@ def load_problem():
             return problem, {e: expectations(problem, *gpu.reference(problem, e)) for e in elements}
         return problem, expectations(problem, *gpu.reference(problem))
     return load
+
+
+# NaN and Inf planted in A and B. The NaNs are the bit patterns a rounding by integer arithmetic can carry into
+# the exponent and the sign, turning them into finite values: the GPU's own NaN (0x7fffffff, what 0/0 gives on
+# NVIDIA hardware) and all ones (memory set to 0xff). Each special sits alone in its row of A or column of B, at
+# the first, a middle and the last index of K (a K tail, the first and last of K splits).
+_NAN_GPU = np.uint32(0x7FFFFFFF).view(np.float32)
+_NAN_ONES = np.uint32(0xFFFFFFFF).view(np.float32)
+
+
+def plant_specials(problem):
+    """The problem with NaN at A[M/3, K/2] (a row of NaN in C) and B[K/3, N/3] (a column), +Inf at A[2M/3, K-1]
+    and -Inf at B[0, 2N/3] (a row and a column of infinities of both signs; NaN where they cross the others
+    or meet a zero)."""
+    import dataclasses
+    M, N, K = problem.shape.M, problem.shape.N, problem.shape.K
+    A, B = problem.A.copy(), problem.B.copy()
+    A[M // 3, K // 2] = _NAN_GPU
+    B[K // 3, N // 3] = _NAN_ONES
+    A[2 * M // 3, K - 1] = np.inf
+    B[0, 2 * N // 3] = -np.inf
+    return dataclasses.replace(problem, A=A, B=B)
+
+
+def specials_reference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(A @ B, |A| @ |B|) in float64 with IEEE semantics for the non-finite terms: the K indices that hold a
+    special are summed term by term (NaN * x, Inf * 0, Inf - Inf give NaN), the rest by BLAS."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    ks = np.flatnonzero(~np.isfinite(a).all(axis=0) | ~np.isfinite(b).all(axis=1))
+    a0, b0 = a.copy(), b.copy()
+    a0[:, ks] = 0.0
+    b0[ks, :] = 0.0
+    ref, scale = a0 @ b0, np.abs(a0) @ np.abs(b0)
+    with np.errstate(invalid="ignore"):
+        for p in ks:
+            term = np.multiply.outer(a[:, p], b[p, :])
+            ref += term
+            scale += np.abs(term)
+    return ref, scale
+
+
+def specials_mismatches(got: np.ndarray, want: np.ndarray, scale: np.ndarray, K: int, precision: str) -> list[str]:
+    """Where C's NaN, +Inf and -Inf are not where the reference has them, and a finite element past the
+    class's tolerance: one line each (empty: C is right)."""
+    from gemmbench.precision import precision as precision_class
+    from gemmbench.verify import tolerance
+    wrong = []
+    for name, where in (("NaN", np.isnan), ("+Inf", np.isposinf), ("-Inf", np.isneginf)):
+        w, g = where(want), where(got)
+        if (w != g).any():
+            i, j = np.argwhere(w != g)[0]
+            wrong.append(f"{name} at {int(w.sum())} elements, C has {int(g.sum())}; first differing at "
+                         f"({i}, {j}): C {got[i, j]!r}, reference {want[i, j]!r}")
+    finite = np.isfinite(want) & np.isfinite(got)
+    if finite.any():
+        floor = precision_class(precision).scale_floor
+        rel = np.abs(got[finite] - want[finite]) / np.maximum(scale[finite], floor or np.finfo(np.float64).tiny)
+        if rel.max() > tolerance(K, precision):
+            wrong.append(f"finite elements: max rel error {rel.max():.2e} > {tolerance(K, precision):.2e}")
+    return wrong
+
+
+@pytest.fixture(scope="session")
+def specials_check():
+    """specials_check(backend, spec, shape, seed) -> mismatches: loads seeded inputs with NaN and Inf planted
+    (plant_specials), runs the kernel in both verification passes (alpha 1, beta 0 over a NaN-filled C, then
+    VERIFY_ALPHA, VERIFY_BETA) and lists where C differs from the float64 reference of the inputs as the
+    kernel's class sees them."""
+    from gemmbench.backend import Problem
+    from gemmbench.execute.local import VERIFY_ALPHA, VERIFY_BETA
+    from gemmbench.precision import precision as precision_class
+    from gemmbench.precision import round_to
+    references = {}
+
+    def check(backend, spec, shape, seed):
+        cls = precision_class(spec.precision)
+        problem = plant_specials(Problem.random(shape, seed=seed))
+        key = (shape, seed, cls.inputs)
+        if key not in references:
+            a, b = problem.A, problem.B
+            if cls.inputs != "fp32":
+                a, b = round_to(a, cls.inputs), round_to(b, cls.inputs)
+            references[key] = specials_reference(a, b)
+        ref, scale = references[key]
+        backend.load(problem)
+        gemm = backend.prepare(spec, shape).gemm
+        wrong = []
+        for alpha, beta in ((1.0, 0.0), (VERIFY_ALPHA, VERIFY_BETA)):
+            c0 = problem.C0 if beta else np.full_like(problem.C0, np.nan)
+            backend.set_c(c0, cls.output)
+            gemm(alpha, beta)
+            got = backend.get_c(cls.output)
+            want, bound = alpha * ref, abs(alpha) * scale
+            if beta:
+                c0_seen = (round_to(c0, cls.output) if cls.output != "fp32" else c0).astype(np.float64)
+                want, bound = want + beta * c0_seen, bound + abs(beta) * np.abs(c0_seen)
+            wrong += [f"alpha={alpha} beta={beta}: {w}" for w in
+                      specials_mismatches(got, want, bound, shape.K, spec.precision)]
+        return wrong
+    return check

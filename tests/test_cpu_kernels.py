@@ -1,5 +1,7 @@
 """Every CPU rung, OpenBLAS included, against the float64 reference."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,58 @@ def test_other_micro_kernels(cache, rung, flags):
         for alpha, beta in SCALARS:
             c = run(backend, spec, problem, alpha, beta)
             assert Expectation.of(ref, abs_ref, shape[2], alpha, beta, problem.C0).check(c).passed
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (7, 13, 5), (63, 65, 67), (257, 129, 511)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("spec", CPU_LADDER, ids=lambda s: f"rung{s.id}")
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # numpy's matmul (rung 0) on NaN
+def test_rung_carries_nan_and_inf_as_the_reference_does(cache, specials_check, spec, shape):
+    """A NaN in A or B (the GPU's own 0x7fffffff, and all ones) makes its row or column of C NaN; an Inf makes
+    infinities of the right signs (NaN where they meet a zero, a NaN or the other sign); the rest is as without
+    them. A kernel that skips zeros or rounds by integer arithmetic can lose them."""
+    assert specials_check(CpuBackend(), spec, Shape(*shape), seed=sum(shape)) == []
+
+
+def _round_tf32_by_integers(x):
+    """TF32 rounding as (bits + 0x1000) & ~0x1fff: cvt.rna's bits for finite x, but the carry turns NaNs whose
+    top mantissa bits are all ones (0x7fffffff becomes -0.0) into zeros."""
+    bits = np.asarray(x, np.float32).view(np.uint32)
+    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+
+
+class _HostGemm:
+    """A stand-in backend whose kernel is numpy on inputs passed through ``operand`` and an output passed
+    through ``result``: what the specials check must catch in a kernel."""
+
+    def __init__(self, operand=lambda x: x, result=lambda c: c):
+        self.operand, self.result = operand, result
+
+    def load(self, problem):
+        self.A, self.B = self.operand(problem.A), self.operand(problem.B)
+
+    def prepare(self, spec, shape):
+        def gemm(alpha, beta):
+            with np.errstate(all="ignore"):
+                product = self.A.astype(np.float64) @ self.B.astype(np.float64)
+                c = alpha * product + (beta * self.C if beta else 0.0)
+            self.C = self.result(c.astype(np.float32))
+        return SimpleNamespace(gemm=gemm)
+
+    def set_c(self, c, output="fp32"):
+        self.C = c.copy()
+
+    def get_c(self, output="fp32"):
+        return self.C
+
+
+@pytest.mark.parametrize("shape", [Shape(7, 13, 5), Shape(63, 65, 67)], ids=str)
+def test_the_specials_check_catches_lost_nans_and_infs(specials_check, shape):
+    tf32 = SimpleNamespace(precision="tf32")
+    assert specials_check(_HostGemm(), tf32, shape, seed=5) == []
+    dropped = specials_check(_HostGemm(result=np.nan_to_num), tf32, shape, seed=5)
+    assert any(w.startswith("alpha=1.0 beta=0.0: NaN at") for w in dropped)
+    assert any("+Inf at" in w for w in dropped) and any("-Inf at" in w for w in dropped)
+    by_integers = specials_check(_HostGemm(operand=_round_tf32_by_integers), tf32, shape, seed=5)
+    assert any("NaN at" in w for w in by_integers), by_integers
+    assert not any("finite elements" in w for w in by_integers)  # the finite values are cvt.rna's
