@@ -166,3 +166,15 @@ def test_the_specials_check_catches_lost_nans_and_infs(specials_check, shape):
     by_integers = specials_check(_HostGemm(operand=_round_tf32_by_integers), tf32, shape, seed=5)
     assert any("NaN at" in w for w in by_integers), by_integers
     assert not any("finite elements" in w for w in by_integers)  # the finite values are cvt.rna's
+
+
+def test_the_3xtf32_contract_lets_an_inf_come_out_nan_and_nothing_else(specials_check):
+    """Where the reference has an Inf, the 3xTF32 check accepts NaN; a NaN lost or a finite value gone
+    non-finite still fails it."""
+    split, shape = SimpleNamespace(precision="3xtf32"), Shape(63, 65, 67)
+    inf_to_nan = _HostGemm(result=lambda c: np.where(np.isinf(c), np.float32(np.nan), c))
+    assert specials_check(inf_to_nan, split, shape, seed=5)
+    assert specials_check(inf_to_nan, split, shape, seed=5, inf_may_be_nan=True) == []
+    assert specials_check(_HostGemm(result=np.nan_to_num), split, shape, seed=5, inf_may_be_nan=True)
+    all_nan = _HostGemm(result=lambda c: np.full_like(c, np.nan))
+    assert specials_check(all_nan, split, shape, seed=5, inf_may_be_nan=True)
