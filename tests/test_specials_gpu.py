@@ -22,7 +22,8 @@ def _id(spec):
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("spec", ROWS, ids=_id)
 def test_row_carries_nan_and_inf_as_the_reference_does(gpu, specials_check, spec, shape):
-    # 3xTF32 (rungs 15, 18) multiplies each operand's big half by the other's small half: an Inf's big half
-    # times a small half of either sign gives an infinity of that sign, so the row or column of an Inf comes
-    # out NaN where the reference has +-Inf (README, "NaN and Inf"). NaN, and everything finite, as the others.
+    # 3xTF32 (rungs 15, 18) splits each operand into a big and a small TF32 half: an Inf's small half is
+    # Inf - Inf = NaN, and its big half times the other operand's small half is an infinity of that half's sign,
+    # so the row or column of an Inf comes out NaN where the reference has +-Inf (README, "NaN and Inf in the
+    # inputs"). NaN, and all else, as the others.
     assert specials_check(gpu, spec, shape, seed=29, inf_may_be_nan=spec.precision == "3xtf32") == []
