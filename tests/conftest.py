@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -55,9 +57,9 @@ def load_problem():
 
 
 # NaN and Inf planted in A and B. The NaNs are the bit patterns a rounding by integer arithmetic can carry into
-# the exponent and the sign, turning them into finite values: the GPU's own NaN (0x7fffffff, what 0/0 gives on
-# NVIDIA hardware) and all ones (memory set to 0xff). Each special sits alone in its row of A or column of B, at
-# the first, a middle and the last index of K (a K tail, the first and last of K splits).
+# the exponent and the sign, turning them into finite values: the GPU's own NaN (0x7fffffff, what Inf - Inf gave
+# on the H200) and all ones (memory set to 0xff). Each special sits alone in its row of A or column of B, at the
+# first, middle and last indices of K (a K tail, the first and last of K splits).
 _NAN_GPU = np.uint32(0x7FFFFFFF).view(np.float32)
 _NAN_ONES = np.uint32(0xFFFFFFFF).view(np.float32)
 
@@ -66,7 +68,6 @@ def plant_specials(problem):
     """The problem with NaN at A[M/3, K/2] (a row of NaN in C) and B[K/3, N/3] (a column), +Inf at A[2M/3, K-1]
     and -Inf at B[0, 2N/3] (a row and a column of infinities of both signs; NaN where they cross the others
     or meet a zero), and in C0 (read where beta != 0) NaN at [M/2, N/2] and +Inf at [M-1, 0]."""
-    import dataclasses
     M, N, K = problem.shape.M, problem.shape.N, problem.shape.K
     A, B = problem.A.copy(), problem.B.copy()
     A[M // 3, K // 2] = _NAN_GPU
@@ -123,10 +124,10 @@ def specials_mismatches(got: np.ndarray, want: np.ndarray, scale: np.ndarray, K:
 
 @pytest.fixture(scope="session")
 def specials_check():
-    """specials_check(backend, spec, shape, seed[, inf_may_be_nan]) -> mismatches: loads seeded inputs with NaN and Inf planted
-    (plant_specials), runs the kernel in both verification passes (alpha 1, beta 0 over a NaN-filled C, then
-    VERIFY_ALPHA, VERIFY_BETA) and lists where C differs from the float64 reference of the inputs as the
-    kernel's class sees them."""
+    """specials_check(backend, spec, shape, seed[, inf_may_be_nan]) -> mismatches: loads seeded inputs with NaN
+    and Inf planted (plant_specials), runs the kernel in both verification passes (alpha 1, beta 0 over a
+    NaN-filled C, then VERIFY_ALPHA, VERIFY_BETA) and lists where C differs from the float64 reference of the
+    inputs as the kernel's class sees them."""
     from gemmbench.backend import Problem
     from gemmbench.execute.local import VERIFY_ALPHA, VERIFY_BETA
     from gemmbench.precision import precision as precision_class
