@@ -97,13 +97,13 @@ def specials_reference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.nda
     return ref, scale
 
 
-def specials_mismatches(got: np.ndarray, want: np.ndarray, scale: np.ndarray, K: int, precision: str,
-                        inf_may_be_nan: bool = False) -> list[str]:
-    """Where C's NaN, +Inf and -Inf are not where the reference has them, and a finite element past the
-    class's tolerance: one line each (empty: C is right). ``inf_may_be_nan``: a NaN where the reference has an
-    infinity passes (the 3xTF32 split's contract)."""
+def specials_mismatches(got: np.ndarray, expect, precision: str, inf_may_be_nan: bool = False) -> list[str]:
+    """Where C's NaN, +Inf and -Inf are not where the pass's expectation (verify.Expectation) has them, and a
+    finite element past the class's tolerance: one line each (empty: C is right). ``inf_may_be_nan``: a NaN where
+    the reference has an infinity passes (the 3xTF32 split's contract)."""
     from gemmbench.precision import precision as precision_class
     from gemmbench.verify import tolerance
+    want = expect.want
     if inf_may_be_nan:
         got = np.where(np.isinf(want) & np.isnan(got), want, got)
     wrong = []
@@ -116,47 +116,41 @@ def specials_mismatches(got: np.ndarray, want: np.ndarray, scale: np.ndarray, K:
     finite = np.isfinite(want) & np.isfinite(got)
     if finite.any():
         floor = precision_class(precision).scale_floor
-        rel = np.abs(got[finite] - want[finite]) / np.maximum(scale[finite], floor or np.finfo(np.float64).tiny)
-        if rel.max() > tolerance(K, precision):
-            wrong.append(f"finite elements: max rel error {rel.max():.2e} > {tolerance(K, precision):.2e}")
+        scale = np.maximum(expect.scale[finite], floor) if floor else expect.scale[finite]
+        rel = np.abs(got[finite] - want[finite]) / scale
+        if rel.max() > tolerance(expect.K, precision):
+            wrong.append(f"finite elements: max rel error {rel.max():.2e} > {tolerance(expect.K, precision):.2e}")
     return wrong
 
 
 @pytest.fixture(scope="session")
 def specials_check():
     """specials_check(backend, spec, shape, seed[, inf_may_be_nan]) -> mismatches: loads seeded inputs with NaN
-    and Inf planted (plant_specials), runs the kernel in both verification passes (alpha 1, beta 0 over a
-    NaN-filled C, then VERIFY_ALPHA, VERIFY_BETA) and lists where C differs from the float64 reference of the
-    inputs as the kernel's class sees them."""
+    and Inf planted (plant_specials), runs the kernel in the two verification passes (execute.local.expectations,
+    as verify_kernel runs them) and lists where C differs from the float64 reference of the inputs as the
+    kernel's class sees them."""
     from gemmbench.backend import Problem
-    from gemmbench.execute.local import VERIFY_ALPHA, VERIFY_BETA
+    from gemmbench.execute.local import expectations
     from gemmbench.precision import precision as precision_class
     from gemmbench.precision import round_to
-    references = {}
+    passes = {}
 
     def check(backend, spec, shape, seed, inf_may_be_nan=False):
         cls = precision_class(spec.precision)
         problem = plant_specials(Problem.random(shape, seed=seed))
         key = (shape, seed, cls.inputs)
-        if key not in references:
+        if key not in passes:
             a, b = problem.A, problem.B
             if cls.inputs != "fp32":
                 a, b = round_to(a, cls.inputs), round_to(b, cls.inputs)
-            references[key] = specials_reference(a, b)
-        ref, scale = references[key]
+            passes[key] = expectations(problem, *specials_reference(a, b))
         backend.load(problem)
         gemm = backend.prepare(spec, shape).gemm
         wrong = []
-        for alpha, beta in ((1.0, 0.0), (VERIFY_ALPHA, VERIFY_BETA)):
-            c0 = problem.C0 if beta else np.full_like(problem.C0, np.nan)
-            backend.set_c(c0, cls.output)
-            gemm(alpha, beta)
-            got = backend.get_c(cls.output)
-            want, bound = alpha * ref, abs(alpha) * scale
-            if beta:
-                c0_seen = (round_to(c0, cls.output) if cls.output != "fp32" else c0).astype(np.float64)
-                want, bound = want + beta * c0_seen, bound + abs(beta) * np.abs(c0_seen)
-            wrong += [f"alpha={alpha} beta={beta}: {w}" for w in
-                      specials_mismatches(got, want, bound, shape.K, spec.precision, inf_may_be_nan)]
+        for expect in passes[key]:
+            backend.set_c(np.full_like(problem.C0, np.nan) if expect.C0 is None else expect.C0, cls.output)
+            gemm(expect.alpha, expect.beta)
+            wrong += [f"alpha={expect.alpha} beta={expect.beta}: {w}" for w in
+                      specials_mismatches(backend.get_c(cls.output), expect, spec.precision, inf_may_be_nan)]
         return wrong
     return check
