@@ -13,6 +13,9 @@
 // writes A_big and A_small once per call (a small part of the call's time).
 // B, the
 // register operand, is split by each thread as it reads its fragment.
+// Infinities: the split alone turns an Inf's row or column of C into NaN;
+// A as the user passed it comes last, and a sum that comes out NaN is
+// summed again in FP32 before the store (nan_recompute.cuh).
 //
 // Accuracy: the tensor cores do not round each addition into the FP32
 // accumulator to nearest; summed over K in one accumulator the error grows
@@ -44,12 +47,13 @@
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "wgmma.cuh"
 #include "wgmma_tiles.cuh"
+#include "nan_recompute.cuh"
 
 static_assert(FLUSH >= 0, "FLUSH: K tiles per tensor-core partial sum, 0 = one sum over all of K");
 
 extern "C" __global__ void __launch_bounds__(kThreads, 1)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const float* __restrict__ A_small,
-      const float* __restrict__ B, float beta, float* __restrict__ C) {
+      const float* __restrict__ B, float beta, float* __restrict__ C, const float* __restrict__ A) {
     extern __shared__ __align__(1024) unsigned char smem[];
     // The swizzle pattern repeats every 1024 bytes: align the ring to that.
     const unsigned smem0 = smem_addr(smem);
@@ -125,16 +129,29 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
         }
     }
 
-    store_transposed(FLUSH > 0 ? total : acc, C, M, N, m0, n0, frag_n, t, alpha, beta);
+#if FLUSH > 0
+    float(&sums)[kAcc] = total;
+#else
+    float(&sums)[kAcc] = acc;
+#endif
+    // acc[4i + j] = C[m0 + 8i + 2t + j % 2][n0 + frag_n + 8 (j / 2)], as store_transposed puts it
+    auto element = [&](int i, int& m, int& n) {
+        m = m0 + 8 * (i / 4) + 2 * t + (i & 1);
+        n = n0 + frag_n + 8 * ((i >> 1) & 1);
+    };
+    recompute_nan(sums, element, A, B, M, N, K, 0, K);
+    store_transposed(sums, C, M, N, m0, n0, frag_n, t, alpha, beta);
 }
 
 #else
 // Without sm_90a (sm_80/86/89, later GPUs): 3xTF32 on mma.sync tensor cores.
+// It does not recompute NaN sums (A, the user's, is unused): an Inf may come
+// out NaN here.
 #include "tf32_mma_sync.cuh"
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const float* __restrict__ A_small,
-      const float* __restrict__ B, float beta, float* __restrict__ C) {
+      const float* __restrict__ B, float beta, float* __restrict__ C, const float* __restrict__ A) {
     tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C);
 }
 #endif

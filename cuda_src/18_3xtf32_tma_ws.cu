@@ -33,6 +33,11 @@
 // A and B swapped (SWAP_AB = 1, a build of its own; swap_ab.cuh): for
 // skinny-n shapes, C^T = B^T A^T with A as the register operand, split in
 // registers, so A is read once and N is wgmma's flexible side.
+//
+// Infinities: A and B as the user passed them (row-major, unpadded) come
+// last, for the sums that come out NaN, summed again in FP32 before the
+// store (nan_recompute.cuh): 3xTF32 alone turns an Inf's row or column of C
+// into NaN.
 #define A_SOURCES 2
 #ifndef SPLIT_K
 #define SPLIT_K 0
@@ -47,6 +52,7 @@
 #include "split_k.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#include "nan_recompute.cuh"
 #include "wgmma.cuh"
 #include "wgmma_tiles.cuh"
 #include "tma_tiles.cuh"
@@ -59,7 +65,7 @@ static_assert(FLUSH >= 1 && FLUSH * BK <= 64, "tensor-core partial sums of at mo
 extern "C" __global__ void __launch_bounds__(kBlockThreads, 1)
 sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ TensorMap map_a_small,
       const __grid_constant__ TensorMap map_b, int M, int N, int K, float alpha, float beta, float* __restrict__ C,
-      float* __restrict__ partials, int splits) {
+      float* __restrict__ partials, int splits, const float* __restrict__ A, const float* __restrict__ B) {
     extern __shared__ __align__(1024) unsigned char smem[];
     const unsigned smem0 = smem_addr(smem);
     const Maps maps = {{&map_a_big, &map_a_small}, &map_b};
@@ -84,6 +90,11 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
     const AFragment frag(tid / 128, (tid / 32) % 4, lane);  // A's rows: the register operand
 #else
     const BFragment frag(tid / 128, (tid / 32) % 4, lane);
+#endif
+#if SWAP_AB
+    const int real_m = N, real_n = M;  // this build's M x N is C^T's
+#else
+    const int real_m = M, real_n = N;
 #endif
     float acc[kAcc], total[kAcc];
 #pragma unroll
@@ -144,9 +155,21 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
                 for (int i = 0; i < kAcc; ++i) total[i] += acc[i];
             }
         }
+        // Sum i's row and column of the real C, as the fragment's store puts it.
+        auto element = [&](int i, int& m, int& n) {
+#if SWAP_AB  // acc[4i + 2h + e] = C[n0 + row_h][m0 + 8i + 2t + e]
+            m = n0 + ((i >> 1) & 1 ? frag.row1 : frag.row0);
+            n = m0 + 8 * (i / 4) + 2 * frag.t + (i & 1);
+#else  // acc[4i + j] = C[m0 + 8i + 2t + j % 2][n0 + col_(j/2)]
+            m = m0 + 8 * (i / 4) + 2 * frag.t + (i & 1);
+            n = n0 + ((i >> 1) & 1 ? frag.col1 : frag.col0);
+#endif
+        };
 #if SPLIT_K
+        recompute_nan(total, element, A, B, real_m, real_n, K, k_begin * BK, min(k_end * BK, K));
         frag.store(total, partials + (size_t)w.split * M * N, M, N, m0, n0, 1.0f, 0.0f);  // raw sums
 #else
+        recompute_nan(total, element, A, B, real_m, real_n, K, 0, K);
         frag.store(total, C, M, N, m0, n0, alpha, beta);
 #endif
     }
@@ -154,11 +177,13 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
 
 #else
 // Without sm_90a (sm_80/86/89, later GPUs): rung 15's 3xTF32 mma.sync path.
+// It does not recompute NaN sums (A, the user's, is unused): an Inf may come
+// out NaN here.
 #include "tf32_mma_sync.cuh"
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const float* __restrict__ A_small,
-      const float* __restrict__ B, float beta, float* __restrict__ C) {
+      const float* __restrict__ B, float beta, float* __restrict__ C, const float* __restrict__ A) {
     tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C);
 }
 #endif

@@ -125,7 +125,7 @@ def specials_mismatches(got: np.ndarray, expect, precision: str, inf_may_be_nan:
 
 @pytest.fixture(scope="session")
 def specials_check():
-    """specials_check(backend, spec, shape, seed[, inf_may_be_nan]) -> mismatches: loads seeded inputs with NaN
+    """specials_check(backend, spec, shape, seed[, inf_may_be_nan, params]) -> mismatches: loads seeded inputs with NaN
     and Inf planted (plant_specials), runs the kernel in the two verification passes (execute.local.expectations,
     as verify_kernel runs them) and lists where C differs from the float64 reference of the inputs as the
     kernel's class sees them."""
@@ -135,7 +135,7 @@ def specials_check():
     from gemmbench.precision import round_to
     passes = {}
 
-    def check(backend, spec, shape, seed, inf_may_be_nan=False):
+    def check(backend, spec, shape, seed, inf_may_be_nan=False, params=None):
         cls = precision_class(spec.precision)
         problem = plant_specials(Problem.random(shape, seed=seed))
         key = (shape, seed, cls.inputs)
@@ -145,7 +145,7 @@ def specials_check():
                 a, b = round_to(a, cls.inputs), round_to(b, cls.inputs)
             passes[key] = expectations(problem, *specials_reference(a, b))
         backend.load(problem)
-        gemm = backend.prepare(spec, shape).gemm
+        gemm = backend.prepare(spec, shape, params).gemm
         wrong = []
         for expect in passes[key]:
             backend.set_c(np.full_like(problem.C0, np.nan) if expect.C0 is None else expect.C0, cls.output)

@@ -141,7 +141,7 @@ class _HostGemm:
     def load(self, problem):
         self.A, self.B = self.operand(problem.A), self.operand(problem.B)
 
-    def prepare(self, spec, shape):
+    def prepare(self, spec, shape, params=None):
         def gemm(alpha, beta):
             with np.errstate(all="ignore"):
                 product = self.A.astype(np.float64) @ self.B.astype(np.float64)

@@ -80,6 +80,7 @@ def test_presplit_a_splits_a_then_multiplies():
     assert allocated == [100 * 50, 100 * 50]
     assert calls[0][0] == "split_tf32" and calls[0][3] == (5000, "A", 1001, 1002)
     assert calls[1][0] == "sgemm" and calls[1][3][4:6] == (1001, 1002) and calls[1][4] == 100 * 1024
+    assert calls[1][3][-1] == "A"  # A as passed, last: the kernel recomputes in FP32 a sum the split made NaN
     assert ctx.module is not None
 
 

@@ -9,7 +9,8 @@ split-K kernel and a reduction for small shapes):
                 slices of K (grid z), then reduce_splits(M, N, ldp = N, splits,
                 alpha, partials, beta, C); with SPLITS == 1 sgemm writes C itself.
 - "presplit_a": split_tf32(n, A, A_big, A_small), then
-                sgemm(M, N, K, alpha, A_big, A_small, B, beta, C).
+                sgemm(M, N, K, alpha, A_big, A_small, B, beta, C, A): A itself
+                last, for the sums 3xTF32 turns into NaN (recomputed in FP32).
 - "transpose_a": transpose_pad(M, K, Mp, Kp, A, At) writes At = A^T
                 (K x M, zero-padded to Kp x Mp: K rounded up to BK, M to
                 BM), then sgemm(M, N, K, alpha, At, B, beta, C).
@@ -20,7 +21,9 @@ split-K kernel and a reduction for small shapes):
                 padded rows by copy_rows(rows, cols, src, pitch, dst), both A and B
                 by one launch of copy_rows_pair (helper file cuda_src/pad_pair.cu). 3xTF32
                 rungs first split A (split_tf32) and take
-                sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C).
+                sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C, ...),
+                with A and B as passed (unpadded) last, for the sums 3xTF32
+                turns into NaN (recomputed in FP32).
                 A rung with SPLITS (17, 18) takes partials, splits after C and,
                 split, is followed by reduce_splits as for "split_k".
 - "tma16":      the same for the 16-bit rungs (BF16, FP16; element type from
@@ -163,7 +166,7 @@ def split_k(ctx: LaunchContext) -> Gemm:
 
 def presplit_a(ctx: LaunchContext) -> Gemm:
     grid, block, smem = ctx.geometry()
-    sgemm = ctx.kernel("sgemm", "iiifPPPfP", smem)
+    sgemm = ctx.kernel("sgemm", "iiifPPPfPP", smem)
     split = ctx.kernel("split_tf32", "qPPP")
     M, N, K, A, B, C, stream = *_mnk(ctx), ctx.A, ctx.B, ctx.C, ctx.stream
     big, small = ctx.workspace(M * K), ctx.workspace(M * K)
@@ -171,7 +174,8 @@ def presplit_a(ctx: LaunchContext) -> Gemm:
 
     def gemm(alpha: float, beta: float) -> None:
         split.prepared_async_call(split_grid, ELEMENTWISE_BLOCK, stream, M * K, A, big, small)
-        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, big, small, B, beta, C, shared_size=smem)
+        sgemm.prepared_async_call(grid, block, stream, M, N, K, alpha, big, small, B, beta, C, A,
+                                  shared_size=smem)
     return gemm
 
 
@@ -329,6 +333,9 @@ def tma(ctx: LaunchContext) -> Gemm:
     if "SPLITS" in p:  # rungs 17 and 18: then partials, splits
         formats += "Pi"
         values += [int(partials), splits]
+    if ctx.spec.precision == "3xtf32":  # then A and B as passed, for the sums the split turns into NaN
+        formats += "PP"
+        values += [int(ctx.A), int(ctx.B)]
     try:
         maps = [tensormap.encode(a_map, int(x)) for x in a_sources]
         maps.append(tensormap.encode(b_map, int(b)))
