@@ -21,11 +21,11 @@ split-K kernel and a reduction for small shapes):
                 padded rows by copy_rows(rows, cols, src, pitch, dst), both A and B
                 by one launch of copy_rows_pair (helper file cuda_src/pad_pair.cu). 3xTF32
                 rungs first split A (split_tf32) and take
-                sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C, ...),
-                with A and B as passed (unpadded) last, for the sums 3xTF32
-                turns into NaN (recomputed in FP32).
+                sgemm(map_A_big, map_A_small, map_B, M, N, K, alpha, beta, C, ...).
                 A rung with SPLITS (17, 18) takes partials, splits after C and,
-                split, is followed by reduce_splits as for "split_k".
+                split, is followed by reduce_splits as for "split_k"; a 3xTF32
+                rung then takes A and B as passed (unpadded), for the sums the
+                split turns into NaN (recomputed in FP32).
 - "tma16":      the same for the 16-bit rungs (BF16, FP16; element type from
                 the record's precision): sgemm(map_A, map_B, M, N, K, alpha,
                 beta, C), A in boxes of BM rows x 64 elements and B in boxes
