@@ -152,16 +152,18 @@ class FakeModule:
         return FakeFunction(name, self.calls)
 
 
-def fake_layout(count, split=False):
+def fake_layout(count, split=False, operands=False):
     """What nvcc does for `count - 6` maps then (int M, N, K, float alpha, beta, float* C), and with `split`
-    (rungs 17-18, two of the count) then (float* partials, int splits): maps 64-aligned in the bank (here:
-    from offset 48), then natural alignment."""
-    maps = count - 6 - 2 * split
+    (rungs 17-18, two of the count) then (float* partials, int splits), and with `operands` (3xTF32, two of the
+    count) then (const float* A, B): maps 64-aligned in the bank (here: from offset 48), then natural alignment."""
+    maps = count - 6 - 2 * split - 2 * operands
     slots = [(48 + 128 * i, 128) for i in range(maps)]
     end = 48 + 128 * maps
     slots += [(end + 4 * i, 4) for i in range(5)] + [(end + 24, 8)]
     if split:
         slots += [(end + 32, 8), (end + 40, 4)]
+    if operands:
+        slots += [(end + 48, 8), (end + 56, 8)]
     return tensormap.ParamLayout(tuple(slots))
 
 
@@ -180,7 +182,8 @@ def tma_context(shape, monkeypatch, rung=16, **params):
 
     ctx = drivers.LaunchContext(spec, {**spec.params, **params}, module, shape, 0x1000, 0x2000, 0x3000, "stream",
                                 132, 227 * 1024, workspace, lambda f, n: None,
-                                lambda entry, count: fake_layout(count, "SPLITS" in spec.params))
+                                lambda entry, count: fake_layout(count, "SPLITS" in spec.params,
+                                                                 spec.precision == "3xtf32"))
     return ctx, module.calls, allocated, encoded
 
 
@@ -226,10 +229,12 @@ def test_3xtf32_tma_driver_splits_a_and_passes_both_halves(monkeypatch):
     assert [address for _, address in encoded] == [0x200000, 0x300000, 0x2000]  # A_big, A_small, B
     [(split, _, _, split_args, _), (name, fmt, grid, args, _)] = calls
     assert split == "split_tf32" and split_args == (300 * 64, 0x1000, 0x200000, 0x300000)
-    block, layout = args[0], fake_layout(11, split=True)
+    block, layout = args[0], fake_layout(13, split=True, operands=True)
     assert name == "sgemm" and fmt == f"{layout.size}s" and grid == (6, 1, 1)  # 3 x 2 tiles of 128 x 128
     assert struct.unpack_from("<iiiff", block, layout.slots[3][0]) == (300, 200, 64, 0.5, 2.0)
     assert struct.unpack_from("<Qi", block, layout.slots[9][0]) == (0, 1)  # unsplit: no partials
+    # A and B as passed, last: the kernel sums again in FP32 a sum the split turned into NaN
+    assert struct.unpack_from("<QQ", block, layout.slots[11][0]) == (0x1000, 0x2000)
 
 
 def test_3xtf32_tma_driver_with_a_and_b_swapped_transposes_and_splits_b_and_maps_a_as_the_register_operand(
@@ -250,9 +255,10 @@ def test_3xtf32_tma_driver_with_a_and_b_swapped_transposes_and_splits_b_and_maps
     assert (a.rows, a.cols, a.pitch, a.box_rows, a.box_cols, a.swizzle) == (300, 50, 52, 32, 32, 128)
     assert [address for _, address in encoded] == [0x400000, 0x500000, 0x300000]
     _, _, grid, args, _ = calls[3]
-    layout = fake_layout(11, split=True)
+    layout = fake_layout(13, split=True, operands=True)
     assert grid == (9, 1, 1)  # C^T in 32 x 128 tiles: 1 x 3, x 3 splits
     assert struct.unpack_from("<iiiff", args[0], layout.slots[3][0]) == (20, 300, 50, 0.5, 2.0)
+    assert struct.unpack_from("<QQ", args[0], layout.slots[11][0]) == (0x1000, 0x2000)  # A and B, not swapped
     assert calls[4][3] == (300, 20, 20, 3, 0.5, 0x600000, 2.0, 0x3000)  # the reduction in C's own shape
 
 
