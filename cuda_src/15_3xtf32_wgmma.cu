@@ -43,11 +43,12 @@
 #include "ptx.cuh"
 
 #include "split_tf32.cuh"
+// (both paths: the wgmma one and the mma.sync fallback)
+#include "nan_recompute.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #include "wgmma.cuh"
 #include "wgmma_tiles.cuh"
-#include "nan_recompute.cuh"
 
 static_assert(FLUSH >= 0, "FLUSH: K tiles per tensor-core partial sum, 0 = one sum over all of K");
 
@@ -145,13 +146,12 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
 
 #else
 // Without sm_90a (sm_80/86/89, later GPUs): 3xTF32 on mma.sync tensor cores.
-// It does not recompute NaN sums (A, the user's, is unused): an Inf may come
-// out NaN here.
+// Like the wgmma path it sums a NaN sum again in FP32 from A, the user's.
 #include "tf32_mma_sync.cuh"
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const float* __restrict__ A_small,
       const float* __restrict__ B, float beta, float* __restrict__ C, const float* __restrict__ A) {
-    tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C);
+    tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C, A);
 }
 #endif

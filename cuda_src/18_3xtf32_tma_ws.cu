@@ -50,9 +50,10 @@
 #include "tma.cuh"
 #include "split_tf32.cuh"
 #include "split_k.cuh"
+// (both paths: the wgmma one and the mma.sync fallback)
+#include "nan_recompute.cuh"
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#include "nan_recompute.cuh"
 #include "wgmma.cuh"
 #include "wgmma_tiles.cuh"
 #include "tma_tiles.cuh"
@@ -177,13 +178,12 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
 
 #else
 // Without sm_90a (sm_80/86/89, later GPUs): rung 15's 3xTF32 mma.sync path.
-// It does not recompute NaN sums (A, the user's, is unused): an Inf may come
-// out NaN here.
+// Like the wgmma path it sums a NaN sum again in FP32 from A, the user's.
 #include "tf32_mma_sync.cuh"
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS)
 sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const float* __restrict__ A_small,
       const float* __restrict__ B, float beta, float* __restrict__ C, const float* __restrict__ A) {
-    tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C);
+    tf32_mma_sync_gemm<true>(M, N, K, alpha, A_big, A_small, B, beta, C, A);
 }
 #endif

@@ -1,4 +1,4 @@
-// Infinities through 3xTF32 (rungs 15 and 18, wgmma paths). The split x =
+// Infinities through 3xTF32 (rungs 15 and 18, and their mma.sync fallbacks). The split x =
 // big + small makes small = rna(Inf - Inf) = NaN for x = +-Inf, and an
 // Inf's big half times the other operand's small half is an infinity of
 // that small half's sign, which may differ from big x big's: three products

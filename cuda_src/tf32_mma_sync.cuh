@@ -3,7 +3,7 @@
 // and plain sm_90 builds). Pasted textually after common.cuh; its PTX wrappers come from ptx.cuh.
 //
 //   template <bool kThreeTf32>
-//   __device__ void tf32_mma_sync_gemm(M, N, K, alpha, A_big, A_small, B, beta, C)
+//   __device__ void tf32_mma_sync_gemm(M, N, K, alpha, A_big, A_small, B, beta, C[, A])
 //
 // kThreeTf32 == false: A_big is the plain fp32 A (A_small unused, may be NULL);
 //   fragments of A and B are rounded to TF32 (cvt.rna) and multiplied once.
@@ -14,6 +14,8 @@
 //   when it adds into its accumulator, so with TC_FLUSH (default) each K tile
 //   is summed from zero in the MMA and then added into an fp32 total with a
 //   round-to-nearest FADD: that keeps the error at SGEMM level for long K.
+//   A is the user's A: a sum that comes out NaN is summed again from it in
+//   FP32 (nan_recompute.cuh), so an Inf gives an Inf back as SGEMM does.
 //
 // Tiling: a block of TC_THREADS = (TC_BM/TC_WM)*(TC_BN/TC_WN)*32 threads
 // (1-D) computes a TC_BM x TC_BN tile of C, one TC_WM x TC_WN warptile per
@@ -42,6 +44,7 @@
 // on its own, 4 bytes with zero fill. C is written through gemm_epilogue(4).
 
 #include "ptx.cuh"
+#include "nan_recompute.cuh"
 
 #ifndef TC_BM
 #define TC_BM 128
@@ -187,7 +190,8 @@ __device__ __forceinline__ void tile_coords(int& bm, int& bn) {
 
 template <bool kThreeTf32>
 __device__ __forceinline__ void tf32_mma_sync_gemm(int M, int N, int K, float alpha, const float* A_big,
-                                                   const float* A_small, const float* B, float beta, float* C) {
+                                                   const float* A_small, const float* B, float beta, float* C,
+                                                   const float* A = nullptr) {
     using namespace tc_mma;
     constexpr int kATiles = kThreeTf32 ? 2 : 1;
     constexpr int kAFloats = kBM * kBK, kBFloats = kBK * kBN;
@@ -364,6 +368,18 @@ __device__ __forceinline__ void tf32_mma_sync_gemm(int M, int N, int K, float al
 #pragma unroll
                     for (int e = 0; e < 4; ++e) acc[mi][j][e] += tacc[mi][j][e];
         }
+    }
+
+    if constexpr (kThreeTf32) {
+        // An Inf through the three products may come out NaN: such a sum is
+        // summed again in FP32 from A as the user passed it (and B).
+        // acc[mi][j][e] is C[m0 + wm + 16mi + 8(e/2) + g][n0 + wn + (2t + e%2)*kNJ + j].
+        auto element = [&](int i, int& m, int& n) {
+            const int mi = i / (4 * kNJ), j = i / 4 % kNJ, e = i % 4;
+            m = m0 + wm + 16 * mi + 8 * (e >> 1) + g;
+            n = n0 + wn + (2 * t + (e & 1)) * kNJ + j;
+        };
+        recompute_nan(reinterpret_cast<float(&)[kMI * kNJ * 4]>(acc), element, A, B, M, N, K, 0, K);
     }
 
     // Epilogue. Piece (mi, j) of a lane holds rows g and g+8 at MMA columns

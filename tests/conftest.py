@@ -97,13 +97,10 @@ def specials_reference(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.nda
     return ref, scale
 
 
-def specials_mismatches(got: np.ndarray, expect, precision: str, inf_may_be_nan: bool = False) -> list[str]:
+def specials_mismatches(got: np.ndarray, expect, precision: str) -> list[str]:
     """Where C's NaN, +Inf and -Inf are not where the pass's expectation (verify.Expectation) has them, and a
-    finite element past the class's tolerance: one line each (empty: C is right). ``inf_may_be_nan``: a NaN where
-    the reference has an infinity passes (the 3xTF32 split's contract)."""
+    finite element past the class's tolerance: one line each (empty: C is right)."""
     want = expect.want
-    if inf_may_be_nan:
-        got = np.where(np.isinf(want) & np.isnan(got), want, got)
     wrong = []
     for name, where in (("NaN", np.isnan), ("+Inf", np.isposinf), ("-Inf", np.isneginf)):
         w, g = where(want), where(got)
@@ -122,7 +119,7 @@ def specials_mismatches(got: np.ndarray, expect, precision: str, inf_may_be_nan:
 
 @pytest.fixture(scope="session")
 def specials_check():
-    """specials_check(backend, spec, shape, seed[, inf_may_be_nan, params]) -> mismatches: loads seeded inputs with NaN
+    """specials_check(backend, spec, shape, seed[, params]) -> mismatches: loads seeded inputs with NaN
     and Inf planted (plant_specials), runs the kernel in the two verification passes (execute.local.expectations,
     as verify_kernel runs them) and lists where C differs from the float64 reference of the inputs as the
     kernel's class sees them."""
@@ -132,7 +129,7 @@ def specials_check():
     from gemmbench.precision import round_to
     passes = {}
 
-    def check(backend, spec, shape, seed, inf_may_be_nan=False, params=None):
+    def check(backend, spec, shape, seed, params=None):
         cls = precision_class(spec.precision)
         problem = plant_specials(Problem.random(shape, seed=seed))
         key = (shape, seed, cls.inputs)
@@ -148,6 +145,6 @@ def specials_check():
             backend.set_c(np.full_like(problem.C0, np.nan) if expect.C0 is None else expect.C0, cls.output)
             gemm(expect.alpha, expect.beta)
             wrong += [f"alpha={expect.alpha} beta={expect.beta}: {w}" for w in
-                      specials_mismatches(backend.get_c(cls.output), expect, spec.precision, inf_may_be_nan)]
+                      specials_mismatches(backend.get_c(cls.output), expect, spec.precision)]
         return wrong
     return check

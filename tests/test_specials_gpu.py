@@ -2,7 +2,7 @@
 infinities of the right signs where the float64 reference of its inputs has them, and nothing non-finite
 elsewhere. Shapes that take each rung's paths: tiles with ragged edges, K splits, one-launch paths for few rows
 or columns, a long K; and rungs 15 and 18 at each of their builds (tiles, K splits, A and B swapped), whose
-3xTF32 split needs an FP32 recomputation to give an Inf back."""
+3xTF32 split needs an FP32 recomputation to give an Inf back (as their mma.sync fallbacks do too)."""
 
 import pytest
 
@@ -29,11 +29,9 @@ def _id(spec):
 def test_row_carries_nan_and_inf_as_the_reference_does(gpu, specials_check, spec, shape):
     # 3xTF32 splits each operand into a big and a small TF32 half: an Inf's small half is Inf - Inf = NaN, and
     # its big half times the other operand's small half is an infinity of that half's sign, so the row or column
-    # of an Inf comes out NaN. Rungs 15 and 18 sum such an element again in FP32 (nan_recompute.cuh); their
-    # mma.sync fallbacks do not, and may give NaN where the reference has +-Inf (README, "NaN and Inf in the
-    # inputs"). NaN, and all else, as the others.
-    inf_may_be_nan = spec.precision == "3xtf32" and _is_fallback(spec)
-    assert specials_check(gpu, spec, shape, seed=29, inf_may_be_nan=inf_may_be_nan) == []
+    # of an Inf comes out NaN. Rungs 15 and 18, and their mma.sync fallbacks, sum such an element again in FP32
+    # (nan_recompute.cuh), so they are held to the reference like every other row.
+    assert specials_check(gpu, spec, shape, seed=29) == []
 
 
 RUNG15, RUNG18 = get_spec("gpu", 15), get_spec("gpu", 18)
@@ -67,3 +65,16 @@ def test_every_rung_15_tile_gives_an_inf_back(gpu, sm90a, specials_check, tile, 
     params = {**RUNG15.params, "BM": bm, "BK": bk, "STAGES": stages, "FLUSH": flush}
     assert RUNG15.invalid_reason(params) is None
     assert specials_check(gpu, RUNG15, shape, seed=31, params=params) == []
+
+
+@pytest.mark.parametrize("shape", [Shape(127, 320, 511), Shape(200, 136, 2000)], ids=str)
+@pytest.mark.parametrize("warptile", [(64, 64, 16, 32), (64, 64, 32, 32), (128, 128, 32, 64)],
+                         ids=lambda w: "BM%d-BN%d-WM%d-WN%d" % w)
+@pytest.mark.parametrize("rung", [RUNG15, RUNG18], ids=lambda s: f"rung{s.id}")
+def test_every_fallback_warptile_gives_an_inf_back(gpu, specials_check, rung, warptile, shape):
+    # the fallback's element mapping depends on the warptile: pieces down (TC_WM/16) and across (TC_WN/8)
+    bm, bn, wm, wn = warptile
+    fallback = rung.fallback
+    params = {**fallback.params, "TC_BM": bm, "TC_BN": bn, "TC_WM": wm, "TC_WN": wn}
+    assert fallback.invalid_reason(params) is None
+    assert specials_check(gpu, fallback, shape, seed=37, params=params) == []
