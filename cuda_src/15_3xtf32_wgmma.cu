@@ -135,11 +135,7 @@ sgemm(int M, int N, int K, float alpha, const float* __restrict__ A_big, const f
 #else
     float(&sums)[kAcc] = acc;
 #endif
-    // acc[4i + j] = C[m0 + 8i + 2t + j % 2][n0 + frag_n + 8 (j / 2)], as store_transposed puts it
-    auto element = [&](int i, int& m, int& n) {
-        m = m0 + 8 * (i / 4) + 2 * t + (i & 1);
-        n = n0 + frag_n + 8 * ((i >> 1) & 1);
-    };
+    auto element = [&](int i, int& m, int& n) { transposed_element(i, m0, n0, frag_n, t, m, n); };
     recompute_nan(sums, element, A, B, M, N, K, 0, K);
     store_transposed(sums, C, M, N, m0, n0, frag_n, t, alpha, beta);
 }

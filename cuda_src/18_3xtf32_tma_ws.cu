@@ -156,16 +156,7 @@ sgemm(const __grid_constant__ TensorMap map_a_big, const __grid_constant__ Tenso
                 for (int i = 0; i < kAcc; ++i) total[i] += acc[i];
             }
         }
-        // Sum i's row and column of the real C, as the fragment's store puts it.
-        auto element = [&](int i, int& m, int& n) {
-#if SWAP_AB  // acc[4i + 2h + e] = C[n0 + row_h][m0 + 8i + 2t + e]
-            m = n0 + ((i >> 1) & 1 ? frag.row1 : frag.row0);
-            n = m0 + 8 * (i / 4) + 2 * frag.t + (i & 1);
-#else  // acc[4i + j] = C[m0 + 8i + 2t + j % 2][n0 + col_(j/2)]
-            m = m0 + 8 * (i / 4) + 2 * frag.t + (i & 1);
-            n = n0 + ((i >> 1) & 1 ? frag.col1 : frag.col0);
-#endif
-        };
+        auto element = [&](int i, int& m, int& n) { frag.element(i, m0, n0, m, n); };  // in the real C
 #if SPLIT_K
         recompute_nan(total, element, A, B, real_m, real_n, K, k_begin * BK, min(k_end * BK, K));
         frag.store(total, partials + (size_t)w.split * M * N, M, N, m0, n0, 1.0f, 0.0f);  // raw sums

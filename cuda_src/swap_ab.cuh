@@ -61,20 +61,29 @@ struct AFragment {
             }
     }
 
-    // The accumulators to C, the swapped problem's C^T (M x N here is the
-    // swapped shape: C has N rows of M): acc[4i + j] = D(wgmma row of half j/2,
-    // column 8i + 2t + j%2) = C[n0 + row][m0 + 8i + 2t + j%2]; the two
-    // columns are neighbours, one 8-byte store where M is even and C aligned.
+    // Where accumulator i of the swapped C tile at (m0, n0) belongs in C
+    // itself: acc[4i' + 2h + e] = D(wgmma row of half h, column 8i' + 2t + e)
+    // = C[n0 + (h ? row1 : row0)][m0 + 8i' + 2t + e]. The store and the NaN
+    // recomputation both place sums by it.
+    __device__ __forceinline__ void element(int i, int m0, int n0, int& m, int& n) const {
+        m = n0 + ((i >> 1) & 1 ? row1 : row0);
+        n = m0 + 8 * (i / 4) + 2 * t + (i & 1);
+    }
+
+    // The accumulators to C (M x N here is the swapped shape: C has N rows
+    // of M); the two columns e = 0, 1 are neighbours, one 8-byte store where
+    // M is even and C aligned.
     __device__ __forceinline__ void store(const float* acc, float* C, int M, int N, int m0, int n0, float alpha,
                                           float beta) const {
         const bool pairs = M % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7) == 0;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int r = n0 + (h ? row1 : row0);
+            int r, c;
+            element(2 * h, m0, n0, r, c);
             if (r >= N) continue;
 #pragma unroll
             for (int i = 0; i < kAcc / 4; ++i) {
-                const int c = m0 + 8 * i + 2 * t;
+                element(4 * i + 2 * h, m0, n0, r, c);
                 float* out = C + (size_t)r * M + c;
                 if (pairs && c < M) {
                     *reinterpret_cast<float2*>(out) =

@@ -44,7 +44,14 @@
 // on its own, 4 bytes with zero fill. C is written through gemm_epilogue(4).
 
 #include "ptx.cuh"
-#include "nan_recompute.cuh"
+
+// Defined in nan_recompute.cuh, which the 3xTF32 rungs (15, 18) include before
+// this file; only declared here, where the TF32 rungs (14, 16, 17) never
+// instantiate it. So its body is not in their text, and rung 17's choice
+// table (which holds that text's digest) outlives changes to it.
+template <int kSums, class Element>
+__device__ void recompute_nan(float (&sums)[kSums], Element element, const float* A, const float* B, int M, int N,
+                              int K, int k0, int k1);
 
 #ifndef TC_BM
 #define TC_BM 128
@@ -370,29 +377,31 @@ __device__ __forceinline__ void tf32_mma_sync_gemm(int M, int N, int K, float al
         }
     }
 
+    // Where sum i = (mi, j, e) of acc[mi][j][e] belongs in C: MMA piece (mi,
+    // j) holds rows g and g + 8 at MMA columns 2t and 2t + 1, i.e. real
+    // columns (2t + e % 2) kNJ + j of the warp's tile. So per row the lane has
+    // 2 kNJ contiguous results, from element (mi, 0, 2h) on.
+    auto element = [&](int i, int& m, int& n) {
+        const int mi = i / (4 * kNJ), j = i / 4 % kNJ, e = i % 4;
+        m = m0 + wm + 16 * mi + 8 * (e >> 1) + g;
+        n = n0 + wn + (2 * t + (e & 1)) * kNJ + j;
+    };
     if constexpr (kThreeTf32) {
         // An Inf through the three products may come out NaN: such a sum is
         // summed again in FP32 from A as the user passed it (and B).
-        // acc[mi][j][e] is C[m0 + wm + 16mi + 8(e/2) + g][n0 + wn + (2t + e%2)*kNJ + j].
-        auto element = [&](int i, int& m, int& n) {
-            const int mi = i / (4 * kNJ), j = i / 4 % kNJ, e = i % 4;
-            m = m0 + wm + 16 * mi + 8 * (e >> 1) + g;
-            n = n0 + wn + (2 * t + (e & 1)) * kNJ + j;
-        };
         recompute_nan(reinterpret_cast<float(&)[kMI * kNJ * 4]>(acc), element, A, B, M, N, K, 0, K);
     }
 
-    // Epilogue. Piece (mi, j) of a lane holds rows g and g+8 at MMA columns
-    // 2t, 2t+1, i.e. real columns 2t*kNJ + j and (2t+1)*kNJ + j: per row the
-    // lane has 2*kNJ contiguous results from column wn + 2t*kNJ.
+    // Epilogue: each lane's rows, one contiguous run of 2 kNJ columns each.
     const bool c_vec = (N & 3) == 0 && is_aligned16(C) && rows >= kBM && cols >= kBN;
     float* c_tile = C + (size_t)m0 * N + n0;
 #pragma unroll
     for (int mi = 0; mi < kMI; ++mi)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            const int r = wm + 16 * mi + 8 * h + g;
-            const int c0 = wn + 2 * t * kNJ;
+            int m, n;
+            element(4 * kNJ * mi + 2 * h, m, n);
+            const int r = m - m0, c0 = n - n0;  // in the tile
             float v[2 * kNJ];
 #pragma unroll
             for (int j = 0; j < kNJ; ++j) {

@@ -123,21 +123,29 @@ struct BFragment {
 #endif
     }
 
-    // The accumulators to C: acc[4i + j] = D(wgmma row 16*warp + g + 8*(j/2), 8i + 2t + j%2)
-    // = C[m0 + 8i + 2t + j%2][n0 + (j/2 ? col1 : col0)].
+    // Where accumulator i of the C tile at (m0, n0) belongs: acc[4i' + j] =
+    // D(wgmma row 16*warp + g + 8*(j/2), 8i' + 2t + j%2) = C[m0 + 8i' + 2t + j%2][n0 + (j/2 ? col1 : col0)].
+    // The store and the NaN recomputation (rung 18) both place sums by it.
+    __device__ __forceinline__ void element(int i, int m0, int n0, int& m, int& n) const {
+        m = m0 + 8 * (i / 4) + 2 * t + (i & 1);
+        n = n0 + ((i >> 1) & 1 ? col1 : col0);
+    }
+
+    // The accumulators to C.
     __device__ __forceinline__ void store(const float* acc, float* C, int M, int N, int m0, int n0, float alpha,
                                           float beta) const {
+        int m, n;
 #if PAIR_COLS
-        // col1 = col0 + 1, col0 even: acc[4i + r] and acc[4i + 2 + r] are neighbours in row m0 + 8i + 2t + r,
+        // col1 = col0 + 1, col0 even: acc[4i + r] and acc[4i + 2 + r] are neighbours in a row of C,
         // one 8-byte store where N is even (then n < N implies n + 1 < N) and C 8-byte aligned.
         if (N % 2 == 0 && (reinterpret_cast<unsigned long long>(C) & 7) == 0) {
-            const int n = n0 + col0;
+            element(0, m0, n0, m, n);
             if (n >= N) return;
 #pragma unroll
             for (int i = 0; i < kAcc / 4; ++i)
 #pragma unroll
                 for (int r = 0; r < 2; ++r) {
-                    const int m = m0 + 8 * i + 2 * t + r;
+                    element(4 * i + r, m0, n0, m, n);
                     if (m < M) {
                         float* c = C + (size_t)m * N + n;
                         *reinterpret_cast<float2*>(c) =
@@ -148,15 +156,13 @@ struct BFragment {
         }
 #endif
 #pragma unroll
-        for (int i = 0; i < kAcc / 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                const int m = m0 + 8 * i + 2 * t + (j & 1), n = n0 + (j >> 1 ? col1 : col0);
-                if (m < M && n < N) {
-                    float* c = C + (size_t)m * N + n;
-                    *c = gemm_epilogue(acc[4 * i + j], alpha, beta, c);
-                }
+        for (int i = 0; i < kAcc; ++i) {
+            element(i, m0, n0, m, n);
+            if (m < M && n < N) {
+                float* c = C + (size_t)m * N + n;
+                *c = gemm_epilogue(acc[i], alpha, beta, c);
             }
+        }
     }
 };
 

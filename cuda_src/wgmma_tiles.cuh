@@ -136,20 +136,26 @@ __device__ __forceinline__ void start_ring(LoadTile load_tile, int k_tiles) {
     __syncthreads();
 }
 
-// The block's results to C through the epilogue. The wgmma computed the C
-// tile transposed, D(n, m): this thread holds acc[4i + j] = D(frag_n + 8 *
-// (j / 2), 8i + 2t + j % 2), i.e. C[m0 + 8i + 2t + j % 2][n0 + frag_n + 8 * (j / 2)].
-// `acc` points at kAcc registers: inlined and unrolled, every index is a constant.
+// Where accumulator i belongs in C. The wgmma computed the C tile at (m0,
+// n0) transposed, D(n, m): acc[4i' + j] = D(frag_n + 8 * (j / 2), 8i' + 2t +
+// j % 2), i.e. C[m0 + 8i' + 2t + j % 2][n0 + frag_n + 8 * (j / 2)]. The store
+// and the NaN recomputation (rung 15) both place sums by it.
+__device__ __forceinline__ void transposed_element(int i, int m0, int n0, int frag_n, int t, int& m, int& n) {
+    m = m0 + 8 * (i / 4) + 2 * t + (i & 1);
+    n = n0 + frag_n + 8 * ((i >> 1) & 1);
+}
+
+// The block's results to C through the epilogue. `acc` points at kAcc
+// registers: inlined and unrolled, every index is a constant.
 __device__ __forceinline__ void store_transposed(const float* acc, float* C, int M, int N, int m0, int n0,
                                                  int frag_n, int t, float alpha, float beta) {
 #pragma unroll
-    for (int i = 0; i < kAcc / 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int m = m0 + 8 * i + 2 * t + (j & 1), n = n0 + frag_n + 8 * (j >> 1);
-            if (m < M && n < N) {
-                float* c = C + (size_t)m * N + n;
-                *c = gemm_epilogue(acc[4 * i + j], alpha, beta, c);
-            }
+    for (int i = 0; i < kAcc; ++i) {
+        int m, n;
+        transposed_element(i, m0, n0, frag_n, t, m, n);
+        if (m < M && n < N) {
+            float* c = C + (size_t)m * N + n;
+            *c = gemm_epilogue(acc[i], alpha, beta, c);
         }
+    }
 }

@@ -113,6 +113,21 @@ def test_rungs_12_and_13_share_one_inlined_main_loop(rung):
     assert ("float* __restrict__ partials" in text) == (rung == 13)
 
 
+@pytest.mark.parametrize("rung", [14, 15, 16, 17, 18])
+def test_only_the_3xtf32_rungs_hold_the_nan_recomputation(rung):
+    """nan_recompute.cuh is in the text of rungs 15 and 18 alone; the mma.sync
+    fallback's header only declares recompute_nan, so an edit of its body leaves
+    the TF32 rungs' source digest, and rung 17's choice table, as they were."""
+    from gemmbench.rungs import get_spec
+    from gemmbench.sources import source_dir
+    from gemmbench.tuning import code_only
+    spec = get_spec("gpu", rung)
+    text = code_only(expand_source(spec))
+    body = code_only((source_dir("cuda_src") / "nan_recompute.cuh").read_text())
+    assert (body in text) == (spec.precision == "3xtf32")
+    assert "void recompute_nan(" in text  # declared (TF32) or defined (3xTF32): the fallback's call compiles
+
+
 # The helper kernels each driver launches besides sgemm (gemmbench/gpu/drivers.py).
 HELPERS = {"split_k": {"reduce_splits"}, "presplit_a": {"split_tf32"}, "transpose_a": {"transpose_pad"},
            "any_shape": {"transpose_pad", "copy_rows", "reduce_splits"}, "tma": {"copy_rows"},
