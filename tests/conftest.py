@@ -39,6 +39,14 @@ def gpu():
     return GpuBackend()
 
 
+def skip_unless_sm90a(gpu, what: str) -> None:
+    """Skip the calling test unless ``gpu`` runs the sm_90a builds (wgmma, TMA: compute capability 9.0).
+    ``what`` names the path under test; elsewhere it is not built, and a rung runs its mma.sync fallback."""
+    cc = tuple(gpu.info.compute_capability)
+    if cc != (9, 0):
+        pytest.skip(f"{what}: sm_90a only (this GPU is sm_{cc[0]}{cc[1]}; its rungs run the mma.sync fallback)")
+
+
 @pytest.fixture(scope="session")
 def load_problem():
     """load_problem(gpu, shape, seed[, elements]) -> (problem, expectations):

@@ -9,6 +9,7 @@ import pytest
 from gemmbench.backend import Shape
 from gemmbench.execute.local import verify_kernel
 from gemmbench.rungs import get_spec
+from conftest import skip_unless_sm90a
 
 pytestmark = pytest.mark.gpu
 
@@ -25,8 +26,8 @@ def loaded(request, gpu, load_problem):
 def test_the_gemv_path_matches_fp64_reference(gpu, loaded, rung):
     problem, passes = loaded
     spec = get_spec("gpu", rung)
-    if rung != 28 and tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("rungs 17 and 18 take the GEMV path on sm_90a; elsewhere their mma.sync fallback runs")
+    if rung != 28:
+        skip_unless_sm90a(gpu, "rung %d's GEMV path" % rung)
     prepared = gpu.prepare(spec, problem.shape)
     assert prepared.params.get("GEMV") == 1
     v = verify_kernel(gpu, prepared.gemm, passes, spec.precision)
@@ -48,8 +49,7 @@ def loaded16(request, gpu, load_problem):
 def test_the_16_bit_gemv_path_matches_fp64_reference(gpu, loaded16, rung):
     problem, passes = loaded16
     spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("rungs 30-33 take the GEMV path on sm_90a; elsewhere their mma.sync fallback runs")
+    skip_unless_sm90a(gpu, "rung %d's GEMV path" % rung)
     prepared = gpu.prepare(spec, problem.shape)
     assert prepared.params.get("GEMV") == 1
     v = verify_kernel(gpu, prepared.gemm, passes[spec.precision], spec.precision)

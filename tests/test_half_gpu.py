@@ -10,6 +10,7 @@ from gemmbench.backend import Problem, Shape
 from gemmbench.execute.local import expectations, verify_kernel
 from gemmbench.precision import round_to
 from gemmbench.rungs import GPU_LADDER
+from conftest import skip_unless_sm90a
 
 pytestmark = pytest.mark.gpu
 
@@ -41,8 +42,7 @@ def _verify_sm90_schedule(gpu, load_problem, rung, shape, seed, what, overrides,
     elsewhere, ``what`` says which), against the FP64 reference, both passes."""
     from gemmbench.rungs import get_spec
     spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip(f"{what} is the sm_90a path")
+    skip_unless_sm90a(gpu, what)
     problem, passes = load_problem(gpu, shape, seed=seed, elements=(spec.precision,))
     params = {**spec.params_for(shape.M, shape.N, shape.K, gpu.info.sm_count), **overrides}
     if check:
@@ -158,8 +158,7 @@ def test_one_load_b_is_refused_where_n_is_not_a_multiple_of_64(gpu):
     from gemmbench.backend import SkipKernel
     from gemmbench.rungs import get_spec
     spec = get_spec("gpu", 32)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the 3-D B map is the sm_90a path")
+    skip_unless_sm90a(gpu, "the 3-D B map")
     shape = Shape(64, 1000, 64)
     gpu.load(Problem.random(shape, seed=5))
     with pytest.raises(SkipKernel, match="multiple of 64"):

@@ -8,6 +8,7 @@ import pytest
 from gemmbench.backend import Shape
 from gemmbench.execute.local import verify_kernel
 from gemmbench.rungs import get_spec
+from conftest import skip_unless_sm90a
 
 pytestmark = pytest.mark.gpu
 
@@ -25,8 +26,7 @@ def loaded(request, gpu, load_problem):
 def test_the_small_path_matches_fp64_reference(gpu, loaded, rung):
     problem, passes = loaded
     spec = get_spec("gpu", rung)
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("rungs 17 and 18 take the small path on sm_90a; elsewhere their mma.sync fallback runs")
+    skip_unless_sm90a(gpu, "rung %d's small path" % rung)
     shape = problem.shape
     params = None
     if shape not in CHOSEN:

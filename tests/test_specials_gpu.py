@@ -8,6 +8,7 @@ import pytest
 
 from gemmbench.backend import Shape
 from gemmbench.rungs import GPU_LADDER, get_spec
+from conftest import skip_unless_sm90a
 
 pytestmark = [pytest.mark.gpu, pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")]
 
@@ -42,8 +43,7 @@ BUILDS_18 = [(16, 64, 8, 0), (32, 128, 8, 0), (64, 128, 4, 0), (128, 128, 4, 0),
 
 @pytest.fixture
 def sm90a(gpu):
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the wgmma builds need sm_90a")
+    skip_unless_sm90a(gpu, "the wgmma builds")
 
 
 @pytest.mark.parametrize("shape", [Shape(127, 320, 511), Shape(1031, 3, 517), Shape(64, 1025, 1283)], ids=str)

@@ -13,6 +13,7 @@ from gemmbench.backend import Shape
 from gemmbench.execute.local import verify_kernel
 from gemmbench.rungs import get_spec
 from gemmbench.rungs.tma_choice import b_one_load
+from conftest import skip_unless_sm90a
 
 pytestmark = pytest.mark.gpu
 
@@ -34,8 +35,7 @@ def loaded(request, gpu, load_problem):
 def _verify(gpu, loaded, spec, params):
     problem, passes = loaded
     assert spec.invalid_reason(params) is None
-    if tuple(gpu.info.compute_capability) != (9, 0):
-        pytest.skip("the wgmma tiles need sm_90a")
+    skip_unless_sm90a(gpu, "the wgmma tiles")
     v = verify_kernel(gpu, gpu.prepare(spec, problem.shape, params).gemm, passes, spec.precision)
     assert v.nonfinite == 0, f"{v.nonfinite} non-finite or unwritten elements"
     assert v.passed, f"max rel error {v.max_rel_error:.2e} > {v.tolerance:.2e}"
