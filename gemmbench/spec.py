@@ -24,6 +24,13 @@ def params_key(params: Params) -> tuple[tuple[str, int], ...]:
     return tuple(sorted(params.items()))
 
 
+def runs_sm90a(compute_capability: tuple[int, int]) -> bool:
+    """Whether a GPU of this compute capability runs the architecture-specific builds (sm_90a: wgmma, TMA,
+    setmaxnreg). Only 9.0 does: code built for sm_90a runs on no other architecture, so an ``arch_specific``
+    rung runs its fallback elsewhere."""
+    return tuple(compute_capability) == (9, 0)
+
+
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
@@ -101,7 +108,7 @@ class KernelSpec:
     def for_device(self, compute_capability: tuple[int, int]) -> "KernelSpec":
         """The record that runs on this device: the fallback where the
         architecture-specific path (sm_90a) is missing."""
-        if self.arch_specific and tuple(compute_capability) != (9, 0) and self.fallback is not None:
+        if self.arch_specific and not runs_sm90a(compute_capability) and self.fallback is not None:
             return self.fallback
         return self
 

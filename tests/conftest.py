@@ -42,8 +42,9 @@ def gpu():
 def skip_unless_sm90a(gpu, what: str) -> None:
     """Skip the calling test unless ``gpu`` runs the sm_90a builds (wgmma, TMA: compute capability 9.0).
     ``what`` names the path under test; elsewhere it is not built, and a rung runs its mma.sync fallback."""
+    from gemmbench.spec import runs_sm90a
     cc = tuple(gpu.info.compute_capability)
-    if cc != (9, 0):
+    if not runs_sm90a(cc):
         pytest.skip(f"{what}: sm_90a only (this GPU is sm_{cc[0]}{cc[1]}; its rungs run the mma.sync fallback)")
 
 

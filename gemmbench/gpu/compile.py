@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import fsutil, procs
 from ..errors import UserError
-from ..spec import KernelSpec, Params
+from ..spec import KernelSpec, Params, runs_sm90a
 from ..sources import source_dir
 
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.MULTILINE)
@@ -116,7 +116,7 @@ def target_for(spec: KernelSpec, compute_capability: tuple[int, int]) -> tuple[s
     """nvcc's (-arch, -code) for a rung. Architecture-specific rungs (wgmma)
     need the sm_90a target on compute capability 9.0; the plain sm_90 target
     lacks those instructions (and the source then compiles its fallback)."""
-    if spec.arch_specific and tuple(compute_capability) == (9, 0):
+    if spec.arch_specific and runs_sm90a(compute_capability):
         return "compute_90a", "sm_90a"
     return arch_for(compute_capability), None
 
