@@ -23,11 +23,9 @@ from typing import Iterable, Sequence
 
 from .backend import Shape
 from .errors import UserError
-from .execute.devices import Devices
 from .execute.recording import record_run
 from .options import NamedShape, RunOptions
 from .output.report import Reporter
-from .plan import build_plan
 from .records.results import RunRecord, percent_of_baseline, percent_of_peak
 from .shapeset import ShapeSet, read_shapes
 
@@ -70,7 +68,7 @@ def _shapes(shapes) -> tuple[list, ShapeSet]:
 
 def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1024, 1024),), *,
         device: str = "auto", budget: float | None = None, params: dict | None = None,
-        save: bool = False, progress: bool = False, **options) -> RunRecord:
+        save: bool = False, progress: bool = False, resume: str | Path | None = None, **options) -> RunRecord:
     """Verify and time ``kernels`` at every shape; return the RunRecord.
 
     ``kernels``: rung ids (0 = the library baseline, always included) and
@@ -85,13 +83,16 @@ def run(kernels: Sequence[int | str | Path] = (0,), shapes: Iterable = ((1024, 1
     kernel once its median is known within 0.5%, instead of after ``budget``
     seconds), ``min_time``, ``noise_timeout``, ``rounds``, ``threads``, ``flush_l2``,
     ``kernel_timeout``, ``no_tune_cache``, ``results_dir``, ``precisions``,
-    ``gpu``. ``save=True`` writes the record under ``results_dir`` as the CLI does.
+    ``gpu``. ``save=True`` writes the record under ``results_dir`` as the CLI does. ``resume``: an
+    earlier record of this function's or of ``gemmbench sizes`` (``sizes --resume``): the shapes it
+    finished are carried over, the rest run.
     """
     opts, reporter = _options("api", kernels, shapes, options, device=device, budget=budget, params=params,
-                              save=save, progress=progress)
-    plan = build_plan(opts)
-    return record_run(plan, Devices(plan), opts.saved(), None if opts.no_save else opts.results_dir,
-                      reporter).record
+                              save=save, progress=progress, resume=None if resume is None else Path(resume))
+    from .commands import plan_benchmark  # deferred: the commands module pulls in the CLI's printing
+    planned = plan_benchmark(opts, reporter)
+    return record_run(planned.plan, planned.devices, planned.saved, None if opts.no_save else opts.results_dir,
+                      reporter, carried=planned.carried).record
 
 
 def tune(kernel: int | str | Path, shapes: Iterable = ((4096, 4096, 4096),), *, limit: int | None = None,

@@ -131,6 +131,10 @@ def compare(kernel_ids, **given):
               help="Also draw GFLOP/s against size into this image (.png, .svg, .pdf...; needs matplotlib). "
                    "An existing file is kept unless --overwrite is given.")
 @click.option("--overwrite", is_flag=True, help="Let --plot replace an existing file.")
+@click.option("--resume", type=click.Path(dir_okay=False, path_type=Path), default=None, metavar="RECORD.json",
+              help="Take from the record of an earlier sizes run (finished or not) the shapes where it timed every "
+                   "kernel this run has there, on this code, and run only the rest (same sampling options, same "
+                   "kind of machine).")
 @precision_option
 @benchmark_options()
 def sizes(kernel_ids, shape_files, **given):

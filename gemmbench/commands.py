@@ -54,9 +54,52 @@ def benchmark(options: RunOptions, interrupts: Interrupts | None = None, reporte
     reporter = reporter or reporter_for(options)
     _check_plot(options)
     baseline = load(options.baseline) if options.baseline else None  # validated before anything runs
+    planned = plan_benchmark(options, reporter)
+    return finish(options, planned.plan, planned.devices, reporter, interrupts, baseline, saved=planned.saved,
+                  carried=planned.carried)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """Everything a command decided before running: the plan (without the
+    shapes --resume carried), the devices, the options as the record keeps
+    them, the rows carried from --resume's record, and (tune) what to do with
+    the finished record: the table and the tuning cache."""
+
+    plan: Plan
+    devices: Devices
+    saved: dict
+    carried: tuple = ()
+    keep_the_best: Callable = lambda record: None
+
+
+def plan_benchmark(options: RunOptions, reporter: Reporter) -> Planned:
+    """run, compare and sizes before running (Planned). A sweep's record (sizes,
+    and the Python API's run) keeps each kernel's source digest, so that a
+    later sizes --resume can tie its rows to the code; with --resume, the
+    shapes the earlier record finished are carried over (gemmbench.resume)."""
+    earlier = resume.read(options.resume) if options.resume is not None else None  # before anything is compiled
     plan = build_plan(options)
     devices = Devices(plan, verbose_log(reporter.note) if options.verbose else None)
-    return finish(options, plan, devices, reporter, interrupts, baseline)
+    saved = options.saved()
+    if options.command not in resume.SWEEPS:
+        return Planned(plan, devices, saved)
+    saved[resume.SOURCES_KEY] = devices.source_digests()
+    if earlier is None:
+        return Planned(plan, devices, saved)
+    resume.check_sweep(earlier, saved, plan.device, _machine_now(plan, devices))
+    carried = resume.carry_sweep(earlier, plan.rows, plan.shapes, devices.expected_params)
+    reporter.note(resume.note(carried, options.resume, len(plan.shapes), "a row of every kernel"))
+    return Planned(plan.without_shapes(carried.shapes), devices, saved, carried.rows)
+
+
+def _machine_now(plan: Plan, devices: Devices) -> dict:
+    """This run's environment as far as resume.machine reads it (the record's is written once the run starts)."""
+    environment = devices.gpu.environment() if devices.gpu is not None else {}
+    cpu = next((row for row in plan.rows if row.device == "cpu"), None)
+    if cpu is not None:
+        environment["cpu"] = devices.backend_of(cpu).environment()
+    return environment
 
 
 def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter, interrupts: Interrupts | None,
@@ -64,7 +107,7 @@ def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter
     """Run the plan through the one recording path, then print what ran (and
     its diff against ``baseline``, a loaded record); the exit code. ``saved``:
     the options as the record keeps them (default: ``options.saved()``);
-    ``carried``: rows the record starts with (tune --resume)."""
+    ``carried``: rows the record starts with (--resume)."""
     saved = dict(options.saved() if saved is None else saved)
     if plan.not_compiled:
         saved["not_compiled"] = plan.not_compiled  # 'show' prints the same tuning summary
@@ -133,23 +176,8 @@ def tune(options: RunOptions, interrupts: Interrupts | None = None, reporter: Re
                   saved=planned.saved, carried=planned.carried)
 
 
-@dataclass(frozen=True)
-class TunePlan:
-    """Everything ``tune`` decided before running: the plan of compiled
-    candidates (without the shapes --resume carried), the devices, the options
-    as the record keeps them (with the kernel's source digest), the rows
-    carried from --resume's record, and what to do with the finished record
-    (the table and the tuning cache)."""
-
-    plan: Plan
-    devices: Devices
-    saved: dict
-    carried: tuple = ()
-    keep_the_best: Callable = lambda record: None
-
-
-def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None = None) -> TunePlan:
-    """Everything ``tune`` does before running (TunePlan). The Python API runs the plan itself."""
+def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None = None) -> Planned:
+    """Everything ``tune`` does before running (Planned). The Python API runs the plan itself."""
     if options.table is not None:
         fsutil.check_target(options.table, options.overwrite, "--table")  # refused before anything runs
     earlier = resume.read(options.resume) if options.resume is not None else None  # before anything is compiled
@@ -204,7 +232,7 @@ def plan_tune(options: RunOptions, reporter: Reporter, command_line: str | None 
         else:
             reporter.note("--no-tune-cache: nothing stored in the tuning cache")
 
-    return TunePlan(plan, devices, saved, carried.rows, keep_the_best)
+    return Planned(plan, devices, saved, carried.rows, keep_the_best)
 
 
 def _shape_count(shapes: list, found: dict) -> str:

@@ -107,7 +107,8 @@ class RunOptions:
     device's default size); ``sweep``: the sizes of ``sizes``; ``shapes``:
     the shapes of ``sizes --shapes`` and ``tune --shapes`` (and of ``api``), in order,
     each once; ``table``: where ``tune --shapes`` writes its per-shape choice table; ``resume``: the
-    record of an earlier such tune whose finished shapes it carries over (gemmbench.resume). Sampling:
+    record of an earlier such tune, or of a sweep (sizes), whose finished shapes it carries over
+    (gemmbench.resume). Sampling:
     ``warmup``, ``min_samples``, ``max_samples``, and either ``budget``
     (seconds of samples) or ``max_noise`` (percent: stop once the median is
     known that well) with ``min_time`` and ``noise_timeout`` (seconds of
@@ -211,9 +212,12 @@ class RunOptions:
         a choice table (--table) comes from one."""
         if self.table is not None and not (self.command == "tune" and self.shapes):
             raise UserError(f"--table {self.table} writes the best of each shape of a shape set: give --shapes too")
-        if self.resume is not None and not (self.command == "tune" and self.shapes):
+        if self.resume is not None and self.command == "tune" and not self.shapes:
             raise UserError(f"--resume {self.resume} carries the shapes an earlier tune of a shape set finished: "
                             "give --shapes too")
+        if self.resume is not None and self.command not in ("tune", "sizes", "api"):
+            raise UserError(f"--resume {self.resume} carries the shapes an earlier sweep finished: it is for sizes "
+                            f"and tune --shapes, not {self.command}")
         if not self.shapes:
             return
         if self.command not in ("sizes", "tune", "api"):

@@ -65,7 +65,12 @@ def source_digest(spec: KernelSpec) -> str:
 
 def file_digest(source: str) -> str:
     """``source_digest`` of a kernel source named by its file (as a KernelSpec names it)."""
-    return hashlib.sha256(code_only(kernels.expand_file(source)).encode()).hexdigest()[:16]
+    return code_digest(kernels.expand_file(source))
+
+
+def code_digest(text: str) -> str:
+    """16 hex digits of C/C++ source as ``code_only`` leaves it."""
+    return hashlib.sha256(code_only(text).encode()).hexdigest()[:16]
 
 
 # A comment, or a literal that may hold comment-like text (kept as it is). An

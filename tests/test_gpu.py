@@ -178,6 +178,28 @@ def test_a_tune_resumed_from_a_shorter_ones_record_times_only_the_new_shape(caps
     assert json.loads((tmp_path / "t.json").read_text())["rung"] == 17
 
 
+def test_a_sweep_resumed_from_a_shorter_ones_record_times_only_the_new_shape(capsys, tmp_path, monkeypatch):
+    """sizes --resume on the GPU: the rows each rung chose its parameters for at a shape (its choice table, its
+    rule, its defaults) are the ones it would choose again, so the shape the first record finished carries."""
+    from gemmbench.records.store import load
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "one.csv").write_text("M,N,K\n257,129,65\n")
+    (tmp_path / "two.csv").write_text("M,N,K\n257,129,65\n64,1000,333\n")
+    fast = ["-i", "12", "-i", "17", "-i", "28", "-i", "32", "--budget", "0.01", "--no-tune-cache", "--results-dir",
+            "res"]
+    assert cli.main(["sizes", "--shapes", "one.csv", *fast]) == 0
+    (first,) = (tmp_path / "res").glob("sizes-*.json")
+    capsys.readouterr()
+    assert cli.main(["sizes", "--shapes", "two.csv", *fast, "--resume", str(first)]) == 0
+    err = capsys.readouterr().err
+    assert "carried 7 rows at the 1 shapes it finished; running the other 1" in err, err  # 3 cuBLAS rows, 4 rungs
+    (second,) = set((tmp_path / "res").glob("sizes-*.json")) - {first}
+    before, after = load(first).record, load(second).record
+    assert after.complete and [r.to_dict() for r in after.results[:7]] == [r.to_dict() for r in before.results]
+    assert {r.shape for r in after.results[7:]} == {Shape(64, 1000, 333)} and len(after.results) == 14
+    assert all(r.status == "pass" for r in after.results)
+
+
 def test_tune_stores_the_best_and_run_uses_it(capsys, tmp_path, monkeypatch):
     import json
     monkeypatch.setenv("GEMMBENCH_CACHE_DIR", str(tmp_path))

@@ -29,7 +29,7 @@ from ..kernelfile import KernelFileError, check_shapes, compile_summary, load
 from ..plan import Plan, Row
 from ..records.results import identity_line
 from ..rungs import ladder
-from ..tuning import TuningCache
+from ..tuning import TuningCache, code_digest, source_digest
 from .isolated import DEFAULT_CALL_SECONDS, Isolated, WorkerConfig
 from .local import Entry
 
@@ -141,6 +141,39 @@ class Devices:
                                   self.plan.use_tuning, self.plan.gpu)
             self._isolated[key] = Isolated(self.user_kernels()[row.kernel_id], config)
         return Entry(backend, spec, row.given_params, isolated=self._isolated[key], shape=row.shape)
+
+    # -- what a row measures, for sizes --resume ---------------------------------------
+    def source_digests(self) -> dict[str, str]:
+        """Each kernel of the plan (not the library rows) by name, with its
+        source digest as it would build here: a rung's ``gpu rung 17 tf32``,
+        a kernel file's path (gemmbench.tuning.source_digest: its code, with
+        what it includes, without comments and layout)."""
+        digests = {}
+        for row in self.plan.rows:
+            if row.is_library:
+                continue
+            spec = self._spec(row)
+            name = row.kernel_file or f"{row.device} rung {row.kernel_id} {row.precision}"
+            if row.device == "gpu":
+                digests[name] = source_digest(spec.for_device(self.gpu.info.compute_capability))
+            else:
+                digests[name] = code_digest(build.source_text(spec))
+        return digests
+
+    def expected_params(self, row: Row, shape: Shape) -> dict:
+        """The parameters ``row`` runs with at ``shape`` (as its result's
+        ``params`` would say): given ones; on the GPU those of the tuning
+        cache, the rung's per-shape choice or its defaults (none where it
+        needs a newer GPU, or for a library row); on the CPU its own."""
+        if row.params is not None:
+            return dict(row.params)
+        spec = self._spec(row)
+        if spec.is_baseline:
+            return {}
+        if row.device == "gpu":
+            cc = self.gpu.info.compute_capability
+            return {} if cc < spec.min_cc else self.gpu.resolved_params(spec.for_device(cc), shape)[0]
+        return dict(spec.params)
 
     # -- before anything runs ------------------------------------------------------
     def check(self, shapes: tuple[Shape, ...] | list[Shape], results_dir: Path | None) -> None:

@@ -21,6 +21,7 @@ from ..timing import STOP_REASONS
 from .format import (BASELINE_NAME, csv_flags, doubtful, flag_letters, format_error, format_flags, format_number,
                      format_params, format_rate, format_time, kernel_label, percent_doubtful, plain_number,
                      record_shape_set, status_text)
+from .text import cut
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,7 @@ def footer_lines(record: RunRecord, per_cycle: bool = True) -> list[str]:
     if notes:
         lines.append("Precision: " + "; ".join(notes) + "; max rel err is |C - ref| over "
                      "|alpha|*|A|@|B| + |beta|*|C0|.")
-    lines += stop_lines(record) + rounds_lines(record) + settle_lines(record)
+    lines += stop_lines(record) + rounds_lines(record) + settle_lines(record) + resume_lines(record)
     shown = set()
     for r in record.results:
         key = (r.kernel_id, r.name, r.shape, tuple(r.params.items()))
@@ -222,6 +223,15 @@ def rounds_lines(record: RunRecord) -> list[str]:
             cut.setdefault(str(r.shape), len(r.notes["rounds"]))
     return [line + "."] + [f"Interrupted at {shape}: its rows keep the {n} visit{'s' * (n != 1)} every row had "
                            f"(of {visits})." for shape, n in cut.items()]
+
+
+def resume_lines(record: RunRecord) -> list[str]:
+    """Where a resumed run's rows come from (--resume: some were timed by the run it resumed)."""
+    earlier = record.options.get("resume")
+    if not earlier:
+        return []
+    return [f"Resumed from {cut(str(earlier), 200)}: the rows at the shapes it had finished are its own, carried "
+            "over as they were timed; this run timed the other shapes."]
 
 
 def settle_lines(record: RunRecord) -> list[str]:
