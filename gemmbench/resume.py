@@ -198,7 +198,7 @@ def check_sweep(loaded: Loaded, saved: dict, device: str, environment: dict) -> 
                         "made it): its rows cannot be tied to this code")
     for kernel, digest in saved[SOURCES_KEY].items():
         if kernel in theirs and theirs[kernel] != digest:
-            raise UserError(f"{where} timed another version of {_shown(kernel)} (source digest "
+            raise UserError(f"{where} timed another version of {kernel} (source digest "
                             f"{_shown(theirs[kernel])}, now {digest}): its times are not this code's")
     then = machine(record.environment)
     for fact, value in machine(environment).items():

@@ -17,6 +17,7 @@ from gemmbench import api, cli, resume
 from gemmbench.backend import Shape
 from gemmbench.cpu.backend import CpuBackend
 from gemmbench.errors import UserError
+from gemmbench.execute import local
 from gemmbench.execute.interrupts import Interrupted
 from gemmbench.options import RunOptions
 from gemmbench.records.store import load
@@ -34,19 +35,28 @@ def run(capsys, *args):
     return code, out, err
 
 
-def counting(monkeypatch, backend=CpuBackend, stop_at: tuple[Shape, int] | None = None) -> list:
-    """The shape of each row ``backend`` times; with ``stop_at`` (shape, n), a SIGTERM arrives at that shape's
-    n-th timed row."""
+def counting(monkeypatch, backend=CpuBackend) -> list:
+    """The shape of each timing ``backend`` does (a row disturbed by other load is timed again: compare sets)."""
     calls, measure = [], UNPATCHED[backend]
 
     def counted(self, *args, **kwargs):
-        shape = getattr(self, "shape", None) or Shape(*self.C.shape, self.A.shape[1])
-        calls.append(shape)
-        if stop_at is not None and calls.count(stop_at[0]) == stop_at[1]:
-            raise Interrupted(signal.SIGTERM)
+        calls.append(getattr(self, "shape", None) or Shape(*self.C.shape, self.A.shape[1]))
         return measure(self, *args, **kwargs)
     monkeypatch.setattr(backend, "measure", counted)
     return calls
+
+
+def stopping(monkeypatch, kernel_id: int, shape: Shape) -> None:
+    """A SIGTERM as the row of ``kernel_id`` at ``shape`` starts, once (rows, not timings, so that a row timed
+    again under load does not move it)."""
+    visit, fired = local._visit, []
+
+    def stopped(entry, problem, *args):
+        if (entry.spec.id, problem.shape) == (kernel_id, shape) and not fired:
+            fired.append(True)
+            raise Interrupted(signal.SIGTERM)
+        return visit(entry, problem, *args)
+    monkeypatch.setattr(local, "_visit", stopped)
 
 
 UNPATCHED = {CpuBackend: CpuBackend.measure, StandInGpu: StandInGpu.measure}
@@ -61,9 +71,9 @@ def identity(r) -> tuple:
 
 
 def interrupted(capsys, tmp_path, monkeypatch, args=CPU) -> Path:
-    """The sweep stopped two rows into its second shape: one shape finished, one left part-way."""
+    """The sweep stopped one row into its second shape: one shape finished, one left part-way."""
     monkeypatch.chdir(tmp_path)
-    counting(monkeypatch, stop_at=(SHAPES[1], 2))
+    stopping(monkeypatch, 1, SHAPES[1])
     code, out, err = run(capsys, *args, "--results-dir", "res")
     assert code == 143, err
     (path,) = records(tmp_path / "res")
@@ -142,6 +152,31 @@ def test_a_row_with_other_parameters_than_this_run_would_use_is_timed_again(caps
     code, out, err = run(capsys, *CPU, "--no-save", "--resume", other)
     assert code == 0, err
     assert "no shape of this run had a row of every kernel timed there" in err and SHAPES[0] in calls
+
+
+def test_a_kernel_files_rows_carry_while_its_code_is_the_same(capsys, tmp_path, monkeypatch):
+    """A kernel file is known by its path and its code (with what it includes): an edit of a comment keeps its
+    rows; an edit of its code refuses the record, naming the file."""
+    monkeypatch.chdir(tmp_path)
+    example = Path(__file__).resolve().parent.parent / "examples" / "blocked_sgemm.c"
+    mine = tmp_path / "mine.c"
+    mine.write_text(example.read_text())
+    args = ["sizes", "--device", "cpu", "--sweep", "16,24", "--kernel-file", mine, *FAST]
+    stopping(monkeypatch, -1, SHAPES[1])
+    code, out, err = run(capsys, *args, "--results-dir", "res")
+    assert code == 143, err
+    (first,) = records(tmp_path / "res")
+    assert set(load(first).record.options[resume.SOURCES_KEY]) == {str(mine)}
+
+    mine.write_text(mine.read_text() + "\n/* a comment added since */\n")
+    calls = counting(monkeypatch)
+    code, out, err = run(capsys, *args, "--no-save", "--resume", first)
+    assert code == 0 and "carried 2 rows at the 1 shapes it finished; running the other 1" in err, err
+    assert set(calls) == {SHAPES[1]}
+
+    mine.write_text(mine.read_text().replace("k0 += KB", "k0 += KB + 0"))
+    code, out, err = run(capsys, *args, "--no-save", "--resume", first)
+    assert code == 2 and f"timed another version of {mine} (source digest " in err, err
 
 
 def _gpu_record(data):
@@ -241,7 +276,7 @@ def choosing(monkeypatch, stand_in):  # noqa: F811
 
 
 def test_on_the_gpu_a_changed_per_shape_choice_times_that_shape_again(capsys, tmp_path, choosing, monkeypatch):
-    calls = counting(monkeypatch, StandInGpu, stop_at=(GPU_SHAPES[2], 2))
+    stopping(monkeypatch, 12, GPU_SHAPES[2])
     code, out, err = run(capsys, *GPU, "--results-dir", "res")
     assert code == 143, out + err
     (first,) = records(tmp_path / "res")

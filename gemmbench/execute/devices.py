@@ -152,7 +152,9 @@ class Devices:
         for row in self.plan.rows:
             if row.is_library:
                 continue
-            spec = self._spec(row)
+            # a kernel file's header is enough: compiling it waits until the checks before the run have passed
+            spec = load(row.kernel_file, -row.kernel_id - 1, dict(self.plan.overrides)).spec if row.kernel_file \
+                else self._spec(row)
             name = row.kernel_file or f"{row.device} rung {row.kernel_id} {row.precision}"
             if row.device == "gpu":
                 digests[name] = source_digest(spec.for_device(self.gpu.info.compute_capability))
