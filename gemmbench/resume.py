@@ -34,8 +34,8 @@ from typing import Callable
 
 from .backend import Shape
 from .errors import UserError
-from .plan import Row
 from .output.text import cut
+from .plan import Row
 from .records.results import KernelResult
 from .records.store import Loaded, RecordError, load
 from .records.writer import JOURNAL_SUFFIX, recover_orphans
