@@ -87,19 +87,10 @@ def plan_benchmark(options: RunOptions, reporter: Reporter) -> Planned:
     saved[resume.SOURCES_KEY] = devices.source_digests()
     if earlier is None:
         return Planned(plan, devices, saved)
-    resume.check_sweep(earlier, saved, plan.device, _machine_now(plan, devices))
+    resume.check_sweep(earlier, saved, plan.device, devices.environment())
     carried = resume.carry_sweep(earlier, plan.rows, plan.shapes, devices.expected_params)
     reporter.note(resume.note(carried, options.resume, len(plan.shapes), "a row of every kernel"))
     return Planned(plan.without_shapes(carried.shapes), devices, saved, carried.rows)
-
-
-def _machine_now(plan: Plan, devices: Devices) -> dict:
-    """This run's environment as far as resume.machine reads it (the record's is written once the run starts)."""
-    environment = devices.gpu.environment() if devices.gpu is not None else {}
-    cpu = next((row for row in plan.rows if row.device == "cpu"), None)
-    if cpu is not None:
-        environment["cpu"] = devices.backend_of(cpu).environment()
-    return environment
 
 
 def finish(options: RunOptions, plan: Plan, devices: Devices, reporter: Reporter, interrupts: Interrupts | None,

@@ -399,7 +399,7 @@ def test_a_run_records_its_host(monkeypatch):
     from gemmbench.plan import build_plan
     monkeypatch.setenv("GEMMBENCH_HOST", "node-17")
     plan = build_plan(RunOptions(command="run", kernels=(1,), device="cpu"))
-    assert Devices(plan).environment([])["host"] == "node-17" == host_name()
+    assert Devices(plan).environment()["host"] == "node-17" == host_name()
     monkeypatch.delenv("GEMMBENCH_HOST")
     import socket
     assert host_name() == socket.gethostname()

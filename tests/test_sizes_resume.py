@@ -255,14 +255,15 @@ GPU = ["sizes", "-i", "28", "-i", "12", "--shapes", "gpu.csv", *FAST, "--no-tune
 class ChoosingGpu(StandInGpu):
     """The stand-in GPU choosing each rung's parameters as the real one does (its per-shape choice)."""
 
-    def resolved_params(self, run_spec, shape):
-        params = run_spec.params_for(shape.M, shape.N, shape.K, self.info.sm_count)
-        return params, "selected" if run_spec.select else "default"
+    def chosen(self, spec, shape, params=None):
+        if params is not None:
+            return spec, dict(params), "given"
+        return spec, spec.params_for(shape.M, shape.N, shape.K, self.info.sm_count), "selected"
 
     def prepare(self, spec, shape, params=None):
         prepared = super().prepare(spec, shape, params)
         if params is None and not spec.is_baseline:
-            chosen, source = self.resolved_params(spec, shape)
+            _, chosen, source = self.chosen(spec, shape)
             return dataclasses.replace(prepared, params=chosen, params_source=source)
         return prepared
 

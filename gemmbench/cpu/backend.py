@@ -141,6 +141,11 @@ class CpuBackend:
         self.B = np.ascontiguousarray(problem.B, dtype=np.float32)
         self.C = np.zeros((problem.shape.M, problem.shape.N), dtype=np.float32)
 
+    def chosen(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> tuple[KernelSpec, dict, str]:
+        """``spec``, the parameters it runs with (``params`` when given, else its own) and where they come from
+        (as GpuBackend.chosen; a C kernel's parameters do not depend on the shape)."""
+        return (spec, dict(params), "given") if params is not None else (spec, dict(spec.params), "default")
+
     def prepare(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> Prepared:
         if self.A is None or (shape.M, shape.K, shape.N) != (*self.A.shape, self.B.shape[1]):
             raise RuntimeError(f"prepare({shape}) before load(problem) of that shape")
@@ -162,8 +167,8 @@ class CpuBackend:
             _POOLS.use(threads)
             kernel(alpha, beta)
 
-        given = params is not None
-        return Prepared(gemm, spec, dict(params if given else spec.params), "given" if given else "default", threads)
+        _, chosen, source = self.chosen(spec, shape, params)
+        return Prepared(gemm, spec, chosen, source, threads)
 
     def set_c(self, c: np.ndarray, output: str = "fp32") -> None:
         _fp32_only(output)

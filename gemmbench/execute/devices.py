@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from .. import validate
-from ..backend import Shape
+from ..backend import Shape, SkipKernel
 from ..cpu import build
 from ..cpu.backend import CpuBackend, core_count
 from ..errors import UserError
@@ -75,15 +75,18 @@ class Devices:
         """The plan's kernel files by their id (-1, -2, ...), loaded and
         compiled with their default parameters (KernelFileError otherwise)."""
         if self._users is None:
-            overrides = dict(self.plan.overrides)
             kernels = {}
             for row in self.plan.rows:
                 if row.kernel_file and row.kernel_id not in kernels:
-                    kernel = load(row.kernel_file, -row.kernel_id - 1, overrides)
+                    kernel = self._read_file(row)
                     self._compile(kernel)
                     kernels[row.kernel_id] = kernel
             self._users = kernels
         return self._users
+
+    def _read_file(self, row: Row):
+        """The kernel file of ``row`` as its header and the plan's --param values make it (not compiled)."""
+        return load(row.kernel_file, -row.kernel_id - 1, dict(self.plan.overrides))
 
     def _compile(self, kernel) -> None:
         spec = kernel.spec
@@ -153,8 +156,7 @@ class Devices:
             if row.is_library:
                 continue
             # a kernel file's header is enough: compiling it waits until the checks before the run have passed
-            spec = load(row.kernel_file, -row.kernel_id - 1, dict(self.plan.overrides)).spec if row.kernel_file \
-                else self._spec(row)
+            spec = self._read_file(row).spec if row.kernel_file else self._spec(row)
             name = row.kernel_file or f"{row.device} rung {row.kernel_id} {row.precision}"
             if row.device == "gpu":
                 digests[name] = source_digest(spec.for_device(self.gpu.info.compute_capability))
@@ -163,19 +165,16 @@ class Devices:
         return digests
 
     def expected_params(self, row: Row, shape: Shape) -> dict:
-        """The parameters ``row`` runs with at ``shape`` (as its result's
-        ``params`` would say): given ones; on the GPU those of the tuning
-        cache, the rung's per-shape choice or its defaults (none where it
-        needs a newer GPU, or for a library row); on the CPU its own."""
-        if row.params is not None:
-            return dict(row.params)
+        """The parameters ``row`` runs with at ``shape``, as its result's
+        ``params`` would say (its backend's ``chosen``, which ``prepare``
+        uses): none for a library row, or where the GPU is too old for it."""
         spec = self._spec(row)
         if spec.is_baseline:
             return {}
-        if row.device == "gpu":
-            cc = self.gpu.info.compute_capability
-            return {} if cc < spec.min_cc else self.gpu.resolved_params(spec.for_device(cc), shape)[0]
-        return dict(spec.params)
+        try:
+            return self.backend_of(row).chosen(spec, shape, row.given_params)[1]
+        except SkipKernel:
+            return {}
 
     # -- before anything runs ------------------------------------------------------
     def check(self, shapes: tuple[Shape, ...] | list[Shape], results_dir: Path | None) -> None:
@@ -196,15 +195,16 @@ class Devices:
         if results_dir is not None:
             validate.check_output_dir("--results-dir", Path(results_dir))
 
-    def environment(self, entries: list[Entry]) -> dict:
-        """The machine facts a record keeps: the host, the GPU (and its identity line), the CPU."""
+    def environment(self) -> dict:
+        """The machine facts a record keeps: the host, the GPU (and its identity line), the CPU (that of the
+        plan's first CPU row)."""
         env = {"host": host_name()}
         if self.gpu is not None:
             env.update(self.gpu.environment())
             env["notes"] = [identity_line(env["gpu"])]
-        cpu = next((e.backend for e in entries if e.backend.device == "cpu"), None)
+        cpu = next((row for row in self.plan.rows if row.device == "cpu"), None)
         if cpu is not None:
-            env["cpu"] = cpu.environment()
+            env["cpu"] = self.backend_of(cpu).environment()
         return env
 
     def tuning_notes(self) -> list[str]:

@@ -124,7 +124,7 @@ def gpu_share(order: WorkOrder, send: Callable, on_result: Callable) -> None:
     devices = Devices(plan)
     devices.check(plan.shapes, None)
     entries = devices.entries(plan.rows)
-    send("environment", devices.environment(entries))
+    send("environment", devices.environment())
     run_plan(Batch(entries, list(plan.shapes), plan.seed, plan.budget, plan.flush_l2, device="gpu"), on_result)
     send("state", {**sm_clock_now(), **gpu_state()})
 
@@ -335,9 +335,8 @@ def _warm_compile_cache(gpu, entries: list, shapes: list) -> None:
     for e in entries:
         if e.spec.is_baseline or cc < e.spec.min_cc:
             continue
-        run_spec = e.spec.for_device(cc)
         for shape in [s for s in shapes if e.runs_at(s)]:
-            params = e.params if e.params is not None else gpu.resolved_params(run_spec, shape)[0]
+            run_spec, params, _ = gpu.chosen(e.spec, shape, e.params)
             jobs[(e.spec.id, e.spec.precision, tuple(run_spec.defines(params)))] = (run_spec, params)
 
     def build(job):

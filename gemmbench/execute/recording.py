@@ -90,7 +90,7 @@ def record_run(plan: Plan, devices: Devices, options: dict, results_dir: Path | 
     entries = devices.entries(plan.rows)
     if plan.no_gpu_reason:  # told only once the plan is known to run
         reporter.note(f"No GPU ({plan.no_gpu_reason}): running the CPU ladder.")
-    environment = devices.environment(entries)
+    environment = devices.environment()
     if plan.gpus:
         environment["gpus"] = {}  # each worker's GPU, filled as they report
     record = RunRecord(plan.command, plan.device, options, environment, planned=plan.steps + len(carried))

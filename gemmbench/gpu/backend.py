@@ -126,6 +126,19 @@ class GpuBackend:
         params = run_spec.params_for(shape.M, shape.N, shape.K, self.info.sm_count)
         return params, "selected" if run_spec.select else "default"
 
+    def chosen(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> tuple[KernelSpec, dict, str]:
+        """The record of ``spec`` that runs on this GPU (its fallback without
+        sm_90a), the parameters it runs with at ``shape`` and where they come
+        from: ``params`` when given, else ``resolved_params``. SkipKernel where
+        this GPU is too old for the rung."""
+        cc = self.info.compute_capability
+        if cc < spec.min_cc:
+            raise SkipKernel("needs compute capability %d.%d" % spec.min_cc)
+        run_spec = spec.for_device(cc)
+        if params is not None:
+            return run_spec, dict(params), "given"
+        return (run_spec, *self.resolved_params(run_spec, shape))
+
     def prepare(self, spec: KernelSpec, shape: Shape, params: Params | None = None) -> Prepared:
         if shape != self.loaded:
             raise RuntimeError(f"prepare({shape}) while the buffers hold {self.loaded}: load the problem first")
@@ -138,10 +151,7 @@ class GpuBackend:
                 return Prepared(lambda alpha, beta: blas.gemm_ex(element, M, N, K, alpha, A, B, beta, C), spec)
             return Prepared(lambda alpha, beta: blas.sgemm(M, N, K, alpha, A, B, beta, C), spec)
         cc = self.info.compute_capability
-        if cc < spec.min_cc:
-            raise SkipKernel("needs compute capability %d.%d" % spec.min_cc)
-        run_spec = spec.for_device(cc)
-        p, source = (dict(params), "given") if params is not None else self.resolved_params(run_spec, shape)
+        run_spec, p, source = self.chosen(spec, shape, params)
         reason = run_spec.invalid_reason(p)
         if reason:
             raise SkipKernel(f"invalid parameters: {reason}")
